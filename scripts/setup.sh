@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs every system dependency of KernelFoundry from Debian's packages. Idempotent: a package
+# already present is left alone, so a second run costs one dpkg query.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git
+  libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
+  libsqlite3-dev libxxhash-dev
+  ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo
+  libgtest-dev libgmock-dev googletest
+  python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The CUDA backend needs only the toolkit headers to build (the driver and NVRTC are loaded at run
+# time). Say where they were found, or that the CUDA backend is built from our own declarations.
+if [ -f "${CUDA_PATH:-/usr/local/cuda}/include/cuda.h" ]; then
+  echo "setup: CUDA headers at ${CUDA_PATH:-/usr/local/cuda}/include" >&2
+else
+  echo "setup: no CUDA toolkit headers; the CUDA backend is still built (run-time loaded)" >&2
+fi

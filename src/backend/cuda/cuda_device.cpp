@@ -1,0 +1,295 @@
+#include "backend/cuda/cuda_device.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "backend/cuda/cuda_api.hpp"
+
+namespace kf {
+
+namespace {
+
+using namespace cuda;
+
+int Attr(const DriverApi& a, CUdevice d, int attr) {
+  int v = 0;
+  return a.cuDeviceGetAttribute(&v, attr, d) == CUDA_SUCCESS ? v : 0;
+}
+
+DeviceInfo Describe(const Driver& driver, const Nvrtc* nvrtc, CUdevice d, int index) {
+  const DriverApi& a = driver.api();
+  DeviceInfo info;
+  info.backend = "cuda";
+  info.index = index;
+  char name[256] = {};
+  a.cuDeviceGetName(name, sizeof(name), d);
+  info.name = name;
+  info.vendor = "NVIDIA";
+  info.driver_version =
+      fmt::format("{}.{}", driver.version() / 1000, (driver.version() % 1000) / 10);
+  info.compiler_version = nvrtc ? "nvrtc " + nvrtc->version() : "nvrtc missing";
+  info.arch = fmt::format("sm_{}{}", Attr(a, d, kAttrComputeCapabilityMajor),
+                          Attr(a, d, kAttrComputeCapabilityMinor));
+  info.device_class = DeviceClass::kGpu;
+  info.compute_units = Attr(a, d, kAttrMultiprocessorCount);
+  info.max_work_group_size = Attr(a, d, kAttrMaxThreadsPerBlock);
+  info.local_mem_bytes = std::max(Attr(a, d, kAttrMaxSharedMemoryPerBlock),
+                                  Attr(a, d, kAttrMaxSharedMemoryPerBlockOptin));
+  info.sub_group_width = Attr(a, d, kAttrWarpSize);
+  size_t total = 0;
+  a.cuDeviceTotalMem(&total, d);
+  info.global_mem_bytes = static_cast<int64_t>(total);
+  info.cache_bytes = Attr(a, d, kAttrL2CacheSize);
+  double mem_khz = Attr(a, d, kAttrMemoryClockRate),
+         bus_bits = Attr(a, d, kAttrGlobalMemoryBusWidth);
+  info.spec_bandwidth_gbs = 2.0 * mem_khz * 1e3 * bus_bits / 8.0 / 1e9;  // double data rate
+  return info;
+}
+
+class CudaKernel : public LoadedKernel {
+ public:
+  CudaKernel(const DriverApi& api, CUmodule m, CUfunction f)
+      : api_(api), module_(m), function_(f) {}
+  ~CudaKernel() override { api_.cuModuleUnload(module_); }
+  CUfunction function() const { return function_; }
+
+ private:
+  const DriverApi& api_;
+  CUmodule module_;
+  CUfunction function_;
+};
+
+class CudaDevice : public Device {
+ public:
+  CudaDevice(std::shared_ptr<Driver> driver, std::shared_ptr<Nvrtc> nvrtc, CUdevice device,
+             CUcontext ctx, DeviceInfo info)
+      : driver_(std::move(driver)),
+        nvrtc_(std::move(nvrtc)),
+        device_(device),
+        ctx_(ctx),
+        info_(std::move(info)) {
+    const DriverApi& a = api();
+    a.cuEventCreate(&start_, 0);
+    a.cuEventCreate(&stop_, 0);
+  }
+
+  ~CudaDevice() override {
+    const DriverApi& a = api();
+    a.cuCtxSetCurrent(ctx_);
+    for (auto& [h, ptr] : buffers_) a.cuMemFree(ptr);
+    if (scratch_) a.cuMemFree(scratch_);
+    a.cuEventDestroy(start_);
+    a.cuEventDestroy(stop_);
+    a.cuDevicePrimaryCtxRelease(device_);
+  }
+
+  const DeviceInfo& info() const override { return info_; }
+
+  CompileResult Compile(const CompileRequest& request) override {
+    CompileResult result;
+    if (!nvrtc_) {
+      result.log = "NVRTC is not available on this machine";
+      return result;
+    }
+    int arch = std::stoi(info_.arch.substr(3));
+    NvrtcOutput out = CompileCuda(*nvrtc_, request.source, request.entry, request.defines, arch);
+    result.log = out.log;
+    result.ok = out.ok;
+    result.artifact.binary = std::move(out.cubin);
+    result.artifact.symbol = out.lowered_name;
+    return result;
+  }
+
+  std::unique_ptr<LoadedKernel> Load(const Artifact& artifact, std::string* error) override {
+    const DriverApi& a = api();
+    a.cuCtxSetCurrent(ctx_);
+    CUmodule module = nullptr;
+    if (CUresult r = a.cuModuleLoadData(&module, artifact.binary.data()); r != CUDA_SUCCESS) {
+      *error = a.Error("cuModuleLoadData", r);
+      return nullptr;
+    }
+    CUfunction fn = nullptr;
+    if (CUresult r = a.cuModuleGetFunction(&fn, module, artifact.symbol.c_str());
+        r != CUDA_SUCCESS) {
+      *error = a.Error("cuModuleGetFunction", r);
+      a.cuModuleUnload(module);
+      return nullptr;
+    }
+    return std::make_unique<CudaKernel>(a, module, fn);
+  }
+
+  DeviceStatus Alloc(size_t bytes, BufferHandle* out) override {
+    CUdeviceptr ptr = 0;
+    if (CUresult r = api().cuMemAlloc(&ptr, std::max<size_t>(bytes, 4)); r != CUDA_SUCCESS) {
+      return DeviceStatus::Fail(api().Error("cuMemAlloc", r));
+    }
+    *out = ++next_handle_;
+    buffers_[*out] = ptr;
+    return DeviceStatus::Ok();
+  }
+
+  void Free(BufferHandle buffer) override {
+    auto it = buffers_.find(buffer);
+    if (it == buffers_.end()) return;
+    api().cuMemFree(it->second);
+    buffers_.erase(it);
+  }
+
+  DeviceStatus Write(BufferHandle buffer, const void* src, size_t bytes) override {
+    return Check("cuMemcpyHtoD", api().cuMemcpyHtoD(Ptr(buffer), src, bytes));
+  }
+
+  DeviceStatus Read(BufferHandle buffer, void* dst, size_t bytes) override {
+    return Check("cuMemcpyDtoH", api().cuMemcpyDtoH(dst, Ptr(buffer), bytes));
+  }
+
+  DeviceStatus Fill(BufferHandle buffer, uint32_t pattern, size_t bytes) override {
+    DeviceStatus s = Check("cuMemsetD32", api().cuMemsetD32(Ptr(buffer), pattern, bytes / 4));
+    return s.ok() ? Check("cuCtxSynchronize", api().cuCtxSynchronize()) : s;
+  }
+
+  LaunchResult Run(LoadedKernel& loaded, std::span<const KernelArg> args,
+                   const Launch& launch) override {
+    const DriverApi& a = api();
+    LaunchResult result;
+    std::vector<CUdeviceptr> ptrs(args.size());
+    std::vector<void*> params(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      const KernelArg& arg = args[i];
+      switch (arg.kind) {
+        case KernelArg::Kind::kBuffer:
+          ptrs[i] = Ptr(arg.buffer);
+          params[i] = &ptrs[i];
+          break;
+        case KernelArg::Kind::kI32: params[i] = const_cast<int32_t*>(&arg.i32); break;
+        case KernelArg::Kind::kI64: params[i] = const_cast<int64_t*>(&arg.i64); break;
+        case KernelArg::Kind::kF32: params[i] = const_cast<float*>(&arg.f32); break;
+        case KernelArg::Kind::kF64: params[i] = const_cast<double*>(&arg.f64); break;
+      }
+    }
+    unsigned g[3] = {1, 1, 1}, b[3] = {1, 1, 1};
+    for (size_t d = 0; d < launch.grid.size(); ++d) {
+      g[d] = static_cast<unsigned>(launch.grid[d]);
+      b[d] = static_cast<unsigned>(launch.block[d]);
+    }
+    a.cuEventRecord(start_, nullptr);
+    CUresult r = a.cuLaunchKernel(static_cast<CudaKernel&>(loaded).function(), g[0], g[1], g[2],
+                                  b[0], b[1], b[2], 0, nullptr, params.data(), nullptr);
+    if (r != CUDA_SUCCESS) {
+      result.status = DeviceStatus::Fail(a.Error("cuLaunchKernel", r));
+      return result;
+    }
+    a.cuEventRecord(stop_, nullptr);
+    if (r = a.cuEventSynchronize(stop_); r != CUDA_SUCCESS) {
+      result.status = DeviceStatus::Fail(a.Error("kernel execution", r));
+      return result;
+    }
+    float ms = 0;
+    a.cuEventElapsedTime(&ms, start_, stop_);
+    result.elapsed_ms = ms;
+    return result;
+  }
+
+  DeviceStatus FlushCache() override {
+    size_t bytes = static_cast<size_t>(std::max<int64_t>(2 * info_.cache_bytes, 8 << 20));
+    if (!scratch_) {
+      if (CUresult r = api().cuMemAlloc(&scratch_, bytes); r != CUDA_SUCCESS) {
+        return DeviceStatus::Fail(api().Error("cuMemAlloc (cache flush)", r));
+      }
+    }
+    DeviceStatus s =
+        Check("cuMemsetD32 (cache flush)", api().cuMemsetD32(scratch_, ++flush_count_, bytes / 4));
+    return s.ok() ? Check("cuCtxSynchronize", api().cuCtxSynchronize()) : s;
+  }
+
+ private:
+  const DriverApi& api() const { return driver_->api(); }
+  CUdeviceptr Ptr(BufferHandle h) const {
+    auto it = buffers_.find(h);
+    return it == buffers_.end() ? 0 : it->second;
+  }
+  DeviceStatus Check(const char* what, CUresult r) const {
+    return r == CUDA_SUCCESS ? DeviceStatus::Ok() : DeviceStatus::Fail(api().Error(what, r));
+  }
+
+  std::shared_ptr<Driver> driver_;
+  std::shared_ptr<Nvrtc> nvrtc_;
+  CUdevice device_;
+  CUcontext ctx_;
+  DeviceInfo info_;
+  CUevent start_ = nullptr, stop_ = nullptr;
+  std::map<BufferHandle, CUdeviceptr> buffers_;
+  BufferHandle next_handle_ = 0;
+  CUdeviceptr scratch_ = 0;
+  uint32_t flush_count_ = 0;
+};
+
+class CudaBackend : public Backend {
+ public:
+  std::string_view name() const override { return "cuda"; }
+
+  std::vector<DeviceInfo> Enumerate(std::string* why_none) override {
+    if (!EnsureLoaded(why_none)) return {};
+    int count = 0;
+    if (CUresult r = driver_->api().cuDeviceGetCount(&count); r != CUDA_SUCCESS || count == 0) {
+      *why_none = r != CUDA_SUCCESS ? driver_->api().Error("cuDeviceGetCount", r)
+                                    : "the driver reports no devices";
+      return {};
+    }
+    std::vector<DeviceInfo> out;
+    for (int i = 0; i < count; ++i) {
+      CUdevice d = 0;
+      if (driver_->api().cuDeviceGet(&d, i) == CUDA_SUCCESS)
+        out.push_back(Describe(*driver_, nvrtc_.get(), d, i));
+    }
+    return out;
+  }
+
+  std::unique_ptr<Device> Open(int index, std::string* error) override {
+    if (!EnsureLoaded(error)) return nullptr;
+    const DriverApi& a = driver_->api();
+    CUdevice d = 0;
+    if (CUresult r = a.cuDeviceGet(&d, index); r != CUDA_SUCCESS) {
+      *error = a.Error("cuDeviceGet", r);
+      return nullptr;
+    }
+    CUcontext ctx = nullptr;
+    if (CUresult r = a.cuDevicePrimaryCtxRetain(&ctx, d); r != CUDA_SUCCESS) {
+      *error = a.Error("cuDevicePrimaryCtxRetain", r);
+      return nullptr;
+    }
+    a.cuCtxSetCurrent(ctx);
+    if (!nvrtc_) *error = "NVRTC not found: " + nvrtc_error_;
+    return std::make_unique<CudaDevice>(driver_, nvrtc_, d, ctx,
+                                        Describe(*driver_, nvrtc_.get(), d, index));
+  }
+
+ private:
+  bool EnsureLoaded(std::string* error) {
+    if (!driver_) {
+      std::string why;
+      auto driver = Driver::Load(&why);
+      if (!driver) {
+        *error = why;
+        return false;
+      }
+      driver_ = std::move(driver);
+      nvrtc_ = Nvrtc::Load(&nvrtc_error_);
+    }
+    return true;
+  }
+
+  std::shared_ptr<Driver> driver_;
+  std::shared_ptr<Nvrtc> nvrtc_;
+  std::string nvrtc_error_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> MakeCudaBackend() {
+  return std::make_unique<CudaBackend>();
+}
+
+}  // namespace kf

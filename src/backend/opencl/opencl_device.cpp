@@ -1,0 +1,424 @@
+#include "backend/opencl/opencl_device.hpp"
+
+#include <CL/cl.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace kf {
+
+namespace {
+
+const char* ClErrorName(cl_int e) {
+  switch (e) {
+    case CL_DEVICE_NOT_FOUND: return "CL_DEVICE_NOT_FOUND";
+    case CL_DEVICE_NOT_AVAILABLE: return "CL_DEVICE_NOT_AVAILABLE";
+    case CL_COMPILER_NOT_AVAILABLE: return "CL_COMPILER_NOT_AVAILABLE";
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+    case CL_OUT_OF_RESOURCES: return "CL_OUT_OF_RESOURCES";
+    case CL_OUT_OF_HOST_MEMORY: return "CL_OUT_OF_HOST_MEMORY";
+    case CL_BUILD_PROGRAM_FAILURE: return "CL_BUILD_PROGRAM_FAILURE";
+    case CL_INVALID_VALUE: return "CL_INVALID_VALUE";
+    case CL_INVALID_DEVICE: return "CL_INVALID_DEVICE";
+    case CL_INVALID_BINARY: return "CL_INVALID_BINARY";
+    case CL_INVALID_BUILD_OPTIONS: return "CL_INVALID_BUILD_OPTIONS";
+    case CL_INVALID_PROGRAM: return "CL_INVALID_PROGRAM";
+    case CL_INVALID_PROGRAM_EXECUTABLE: return "CL_INVALID_PROGRAM_EXECUTABLE";
+    case CL_INVALID_KERNEL_NAME: return "CL_INVALID_KERNEL_NAME";
+    case CL_INVALID_KERNEL: return "CL_INVALID_KERNEL";
+    case CL_INVALID_ARG_INDEX: return "CL_INVALID_ARG_INDEX";
+    case CL_INVALID_ARG_VALUE: return "CL_INVALID_ARG_VALUE";
+    case CL_INVALID_ARG_SIZE: return "CL_INVALID_ARG_SIZE";
+    case CL_INVALID_KERNEL_ARGS: return "CL_INVALID_KERNEL_ARGS";
+    case CL_INVALID_WORK_DIMENSION: return "CL_INVALID_WORK_DIMENSION";
+    case CL_INVALID_WORK_GROUP_SIZE: return "CL_INVALID_WORK_GROUP_SIZE";
+    case CL_INVALID_WORK_ITEM_SIZE: return "CL_INVALID_WORK_ITEM_SIZE";
+    case CL_INVALID_GLOBAL_WORK_SIZE: return "CL_INVALID_GLOBAL_WORK_SIZE";
+    case CL_INVALID_BUFFER_SIZE: return "CL_INVALID_BUFFER_SIZE";
+    case CL_INVALID_MEM_OBJECT: return "CL_INVALID_MEM_OBJECT";
+    case CL_INVALID_COMMAND_QUEUE: return "CL_INVALID_COMMAND_QUEUE";
+    case CL_INVALID_CONTEXT: return "CL_INVALID_CONTEXT";
+    case CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST:
+      return "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST";
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+    default: return "CL_ERROR";
+  }
+}
+
+std::string ClError(const char* what, cl_int e) {
+  return fmt::format("{} failed: {} ({})", what, ClErrorName(e), e);
+}
+
+std::string DeviceString(cl_device_id d, cl_device_info param) {
+  size_t size = 0;
+  if (clGetDeviceInfo(d, param, 0, nullptr, &size) != CL_SUCCESS || size == 0) return "";
+  std::string s(size, '\0');
+  clGetDeviceInfo(d, param, size, s.data(), nullptr);
+  while (!s.empty() && (s.back() == '\0' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+template <typename T>
+T DeviceValue(cl_device_id d, cl_device_info param, T fallback) {
+  T v{};
+  // NOLINTNEXTLINE(bugprone-sizeof-expression): T may be a handle type, whose size is wanted
+  cl_int e = clGetDeviceInfo(d, param, sizeof(T), &v, nullptr);
+  return e == CL_SUCCESS ? v : fallback;
+}
+
+std::vector<cl_device_id> AllDevices(std::string* why) {
+  cl_uint nplat = 0;
+  cl_int e = clGetPlatformIDs(0, nullptr, &nplat);
+  if (e != CL_SUCCESS || nplat == 0) {
+    *why = e == CL_SUCCESS ? "no OpenCL platforms (install an ICD such as pocl-opencl-icd)"
+                           : ClError("clGetPlatformIDs", e);
+    return {};
+  }
+  std::vector<cl_platform_id> platforms(nplat);
+  clGetPlatformIDs(nplat, platforms.data(), nullptr);
+  std::vector<cl_device_id> devices;
+  for (cl_platform_id p : platforms) {
+    cl_uint n = 0;
+    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n) != CL_SUCCESS || n == 0) continue;
+    std::vector<cl_device_id> ds(n);
+    clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, n, ds.data(), nullptr);
+    devices.insert(devices.end(), ds.begin(), ds.end());
+  }
+  if (devices.empty()) *why = "OpenCL platforms report no devices";
+  return devices;
+}
+
+DeviceInfo Describe(cl_device_id d, int index) {
+  DeviceInfo info;
+  info.backend = "opencl";
+  info.index = index;
+  info.name = DeviceString(d, CL_DEVICE_NAME);
+  info.vendor = DeviceString(d, CL_DEVICE_VENDOR);
+  info.driver_version = DeviceString(d, CL_DRIVER_VERSION);
+  info.arch = DeviceString(d, CL_DEVICE_OPENCL_C_VERSION);
+  cl_platform_id platform = DeviceValue<cl_platform_id>(d, CL_DEVICE_PLATFORM, nullptr);
+  size_t psize = 0;
+  if (platform &&
+      clGetPlatformInfo(platform, CL_PLATFORM_VERSION, 0, nullptr, &psize) == CL_SUCCESS) {
+    std::string pv(psize, '\0');
+    clGetPlatformInfo(platform, CL_PLATFORM_VERSION, psize, pv.data(), nullptr);
+    while (!pv.empty() && pv.back() == '\0') pv.pop_back();
+    info.compiler_version = pv;
+  }
+  auto type = DeviceValue<cl_device_type>(d, CL_DEVICE_TYPE, 0);
+  info.device_class = (type & CL_DEVICE_TYPE_GPU)   ? DeviceClass::kGpu
+                      : (type & CL_DEVICE_TYPE_CPU) ? DeviceClass::kCpu
+                                                    : DeviceClass::kOther;
+  info.compute_units = static_cast<int>(DeviceValue<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS, 0));
+  info.max_work_group_size =
+      static_cast<int64_t>(DeviceValue<size_t>(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, 0));
+  info.local_mem_bytes =
+      static_cast<int64_t>(DeviceValue<cl_ulong>(d, CL_DEVICE_LOCAL_MEM_SIZE, 0));
+  info.global_mem_bytes =
+      static_cast<int64_t>(DeviceValue<cl_ulong>(d, CL_DEVICE_GLOBAL_MEM_SIZE, 0));
+  info.cache_bytes =
+      static_cast<int64_t>(DeviceValue<cl_ulong>(d, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, 0));
+  // Sub-group width: vendor queries where they exist, else the native float vector width (CPUs).
+  constexpr cl_device_info kWarpSizeNV = 0x4003, kWavefrontWidthAMD = 0x4043;
+  std::string extensions = DeviceString(d, CL_DEVICE_EXTENSIONS);
+  if (extensions.find("cl_nv_device_attribute_query") != std::string::npos) {
+    info.sub_group_width = static_cast<int>(DeviceValue<cl_uint>(d, kWarpSizeNV, 32));
+  } else if (extensions.find("cl_amd_device_attribute_query") != std::string::npos) {
+    info.sub_group_width = static_cast<int>(DeviceValue<cl_uint>(d, kWavefrontWidthAMD, 64));
+  } else if (info.device_class == DeviceClass::kGpu &&
+             info.vendor.find("Intel") != std::string::npos) {
+    info.sub_group_width = 16;
+  } else {
+    info.sub_group_width =
+        static_cast<int>(DeviceValue<cl_uint>(d, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, 1));
+  }
+  return info;
+}
+
+constexpr const char* kFlushSource =
+    "__kernel void kf_flush(__global int* p) { size_t i = get_global_id(0); p[i] = p[i] * 3 + 1; }";
+
+class OpenCLKernel : public LoadedKernel {
+ public:
+  OpenCLKernel(cl_program p, cl_kernel k) : program_(p), kernel_(k) {}
+  ~OpenCLKernel() override {
+    if (kernel_) clReleaseKernel(kernel_);
+    if (program_) clReleaseProgram(program_);
+  }
+  cl_kernel kernel() const { return kernel_; }
+
+ private:
+  cl_program program_;
+  cl_kernel kernel_;
+};
+
+std::string BuildLog(cl_program program, cl_device_id device) {
+  size_t size = 0;
+  clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
+  std::string log(size, '\0');
+  if (size) clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  return log;
+}
+
+class OpenCLDevice : public Device {
+ public:
+  OpenCLDevice(cl_device_id device, DeviceInfo info, cl_context context, cl_command_queue queue)
+      : device_(device), info_(std::move(info)), context_(context), queue_(queue) {}
+
+  ~OpenCLDevice() override {
+    flush_kernel_.reset();
+    for (auto& [h, mem] : buffers_) clReleaseMemObject(mem);
+    clReleaseCommandQueue(queue_);
+    clReleaseContext(context_);
+  }
+
+  const DeviceInfo& info() const override { return info_; }
+
+  CompileResult Compile(const CompileRequest& request) override {
+    CompileResult result;
+    const char* text = request.source.c_str();
+    size_t length = request.source.size();
+    cl_int e = CL_SUCCESS;
+    cl_program program = clCreateProgramWithSource(context_, 1, &text, &length, &e);
+    if (e != CL_SUCCESS) {
+      result.log = ClError("clCreateProgramWithSource", e);
+      return result;
+    }
+    std::string options = "-cl-std=CL1.2";
+    for (const auto& [k, v] : request.defines) options += fmt::format(" -D{}={}", k, v);
+    e = clBuildProgram(program, 1, &device_, options.c_str(), nullptr, nullptr);
+    result.log = BuildLog(program, device_);
+    if (e != CL_SUCCESS) {
+      if (result.log.empty()) result.log = ClError("clBuildProgram", e);
+      clReleaseProgram(program);
+      return result;
+    }
+    cl_kernel probe = clCreateKernel(program, request.entry.c_str(), &e);
+    if (e != CL_SUCCESS) {
+      result.log += fmt::format("{}entry point '{}' not found in the program ({})",
+                                result.log.empty() ? "" : "\n", request.entry, ClErrorName(e));
+      clReleaseProgram(program);
+      return result;
+    }
+    clReleaseKernel(probe);
+    size_t bin_size = 0;
+    e = clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof(size_t), &bin_size, nullptr);
+    if (e == CL_SUCCESS && bin_size > 0) {
+      result.artifact.binary.resize(bin_size);
+      unsigned char* ptr = reinterpret_cast<unsigned char*>(result.artifact.binary.data());
+      e = clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof(ptr), &ptr, nullptr);
+    }
+    clReleaseProgram(program);
+    if (e != CL_SUCCESS || bin_size == 0) {
+      result.log += "\ncould not read the program binary: " + ClError("clGetProgramInfo", e);
+      return result;
+    }
+    result.artifact.symbol = request.entry;
+    result.ok = true;
+    return result;
+  }
+
+  std::unique_ptr<LoadedKernel> Load(const Artifact& artifact, std::string* error) override {
+    const auto* bin = reinterpret_cast<const unsigned char*>(artifact.binary.data());
+    size_t size = artifact.binary.size();
+    cl_int status = CL_SUCCESS, e = CL_SUCCESS;
+    cl_program program = clCreateProgramWithBinary(context_, 1, &device_, &size, &bin, &status, &e);
+    if (e != CL_SUCCESS || status != CL_SUCCESS) {
+      *error = ClError("clCreateProgramWithBinary", e != CL_SUCCESS ? e : status);
+      if (program) clReleaseProgram(program);
+      return nullptr;
+    }
+    e = clBuildProgram(program, 1, &device_, "", nullptr, nullptr);
+    if (e != CL_SUCCESS) {
+      *error = ClError("clBuildProgram (binary)", e) + "\n" + BuildLog(program, device_);
+      clReleaseProgram(program);
+      return nullptr;
+    }
+    cl_kernel kernel = clCreateKernel(program, artifact.symbol.c_str(), &e);
+    if (e != CL_SUCCESS) {
+      *error = ClError("clCreateKernel", e);
+      clReleaseProgram(program);
+      return nullptr;
+    }
+    return std::make_unique<OpenCLKernel>(program, kernel);
+  }
+
+  DeviceStatus Alloc(size_t bytes, BufferHandle* out) override {
+    cl_int e = CL_SUCCESS;
+    cl_mem mem = clCreateBuffer(context_, CL_MEM_READ_WRITE, bytes, nullptr, &e);
+    if (e != CL_SUCCESS) return DeviceStatus::Fail(ClError("clCreateBuffer", e));
+    *out = ++next_handle_;
+    buffers_[*out] = mem;
+    return DeviceStatus::Ok();
+  }
+
+  void Free(BufferHandle buffer) override {
+    auto it = buffers_.find(buffer);
+    if (it == buffers_.end()) return;
+    clReleaseMemObject(it->second);
+    buffers_.erase(it);
+  }
+
+  DeviceStatus Write(BufferHandle buffer, const void* src, size_t bytes) override {
+    cl_int e =
+        clEnqueueWriteBuffer(queue_, Mem(buffer), CL_TRUE, 0, bytes, src, 0, nullptr, nullptr);
+    return e == CL_SUCCESS ? DeviceStatus::Ok()
+                           : DeviceStatus::Fail(ClError("clEnqueueWriteBuffer", e));
+  }
+
+  DeviceStatus Read(BufferHandle buffer, void* dst, size_t bytes) override {
+    cl_int e =
+        clEnqueueReadBuffer(queue_, Mem(buffer), CL_TRUE, 0, bytes, dst, 0, nullptr, nullptr);
+    return e == CL_SUCCESS ? DeviceStatus::Ok()
+                           : DeviceStatus::Fail(ClError("clEnqueueReadBuffer", e));
+  }
+
+  DeviceStatus Fill(BufferHandle buffer, uint32_t pattern, size_t bytes) override {
+    cl_int e = clEnqueueFillBuffer(queue_, Mem(buffer), &pattern, sizeof(pattern), 0,
+                                   bytes & ~size_t{3}, 0, nullptr, nullptr);
+    if (e == CL_SUCCESS) e = clFinish(queue_);
+    return e == CL_SUCCESS ? DeviceStatus::Ok()
+                           : DeviceStatus::Fail(ClError("clEnqueueFillBuffer", e));
+  }
+
+  LaunchResult Run(LoadedKernel& loaded, std::span<const KernelArg> args,
+                   const Launch& launch) override {
+    LaunchResult result;
+    cl_kernel kernel = static_cast<OpenCLKernel&>(loaded).kernel();
+    for (size_t i = 0; i < args.size(); ++i) {
+      const KernelArg& a = args[i];
+      cl_int e = CL_SUCCESS;
+      cl_mem mem = nullptr;
+      switch (a.kind) {
+        case KernelArg::Kind::kBuffer:
+          mem = Mem(a.buffer);
+          e = clSetKernelArg(kernel, static_cast<cl_uint>(i), sizeof(cl_mem), &mem);
+          break;
+        case KernelArg::Kind::kI32:
+          e = clSetKernelArg(kernel, static_cast<cl_uint>(i), 4, &a.i32);
+          break;
+        case KernelArg::Kind::kI64:
+          e = clSetKernelArg(kernel, static_cast<cl_uint>(i), 8, &a.i64);
+          break;
+        case KernelArg::Kind::kF32:
+          e = clSetKernelArg(kernel, static_cast<cl_uint>(i), 4, &a.f32);
+          break;
+        case KernelArg::Kind::kF64:
+          e = clSetKernelArg(kernel, static_cast<cl_uint>(i), 8, &a.f64);
+          break;
+      }
+      if (e != CL_SUCCESS) {
+        result.status =
+            DeviceStatus::Fail(ClError(fmt::format("clSetKernelArg({})", i).c_str(), e));
+        return result;
+      }
+    }
+    size_t global[3] = {1, 1, 1}, local[3] = {1, 1, 1};
+    for (size_t d = 0; d < launch.grid.size(); ++d) {
+      local[d] = static_cast<size_t>(launch.block[d]);
+      global[d] = static_cast<size_t>(launch.grid[d] * launch.block[d]);
+    }
+    cl_event event = nullptr;
+    cl_int e = clEnqueueNDRangeKernel(queue_, kernel, static_cast<cl_uint>(launch.grid.size()),
+                                      nullptr, global, local, 0, nullptr, &event);
+    if (e != CL_SUCCESS) {
+      result.status = DeviceStatus::Fail(ClError("clEnqueueNDRangeKernel", e));
+      return result;
+    }
+    e = clWaitForEvents(1, &event);
+    cl_int exec = CL_COMPLETE;
+    clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(exec), &exec, nullptr);
+    if (e != CL_SUCCESS || exec < 0) {
+      result.status = DeviceStatus::Fail(ClError("kernel execution", exec < 0 ? exec : e));
+      clReleaseEvent(event);
+      return result;
+    }
+    cl_ulong start = 0, end = 0;
+    clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof(start), &start, nullptr);
+    clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr);
+    clReleaseEvent(event);
+    result.elapsed_ms = static_cast<double>(end - start) * 1e-6;
+    return result;
+  }
+
+  // A read-modify-write kernel over twice the cache: a fill may use non-temporal stores on CPU
+  // drivers (glibc memset does for large sizes) and then evicts nothing.
+  DeviceStatus FlushCache() override {
+    size_t words = static_cast<size_t>(std::max<int64_t>(2 * info_.cache_bytes, 8 << 20)) / 4;
+    words = (words + 255) / 256 * 256;
+    if (!flush_kernel_) {
+      CompileResult c = Compile({kFlushSource, "kf_flush", {}});
+      if (!c.ok) return DeviceStatus::Fail("cache-flush kernel: " + c.log);
+      std::string error;
+      flush_kernel_ = Load(c.artifact, &error);
+      if (!flush_kernel_) return DeviceStatus::Fail("cache-flush kernel: " + error);
+      if (DeviceStatus s = Alloc(words * 4, &scratch_); !s.ok()) return s;
+      if (DeviceStatus s = Fill(scratch_, 0, words * 4); !s.ok()) return s;
+    }
+    KernelArg arg{KernelArg::Kind::kBuffer, scratch_};
+    LaunchResult r = Run(*flush_kernel_, std::span<const KernelArg>(&arg, 1),
+                         Launch{{static_cast<int64_t>(words / 256)}, {256}});
+    return r.status;
+  }
+
+ private:
+  cl_mem Mem(BufferHandle h) const {
+    auto it = buffers_.find(h);
+    return it == buffers_.end() ? nullptr : it->second;
+  }
+
+  cl_device_id device_;
+  DeviceInfo info_;
+  cl_context context_;
+  cl_command_queue queue_;
+  std::map<BufferHandle, cl_mem> buffers_;
+  BufferHandle next_handle_ = 0;
+  std::unique_ptr<LoadedKernel> flush_kernel_;
+  BufferHandle scratch_ = 0;
+};
+
+class OpenCLBackend : public Backend {
+ public:
+  std::string_view name() const override { return "opencl"; }
+
+  std::vector<DeviceInfo> Enumerate(std::string* why_none) override {
+    std::vector<DeviceInfo> out;
+    auto devices = AllDevices(why_none);
+    for (size_t i = 0; i < devices.size(); ++i)
+      out.push_back(Describe(devices[i], static_cast<int>(i)));
+    return out;
+  }
+
+  std::unique_ptr<Device> Open(int index, std::string* error) override {
+    auto devices = AllDevices(error);
+    if (index < 0 || static_cast<size_t>(index) >= devices.size()) {
+      *error = fmt::format("no OpenCL device {}", index);
+      return nullptr;
+    }
+    cl_device_id d = devices[static_cast<size_t>(index)];
+    cl_int e = CL_SUCCESS;
+    cl_context context = clCreateContext(nullptr, 1, &d, nullptr, nullptr, &e);
+    if (e != CL_SUCCESS) {
+      *error = ClError("clCreateContext", e);
+      return nullptr;
+    }
+    cl_command_queue queue = clCreateCommandQueue(context, d, CL_QUEUE_PROFILING_ENABLE, &e);
+    if (e != CL_SUCCESS) {
+      *error = ClError("clCreateCommandQueue", e);
+      clReleaseContext(context);
+      return nullptr;
+    }
+    return std::make_unique<OpenCLDevice>(d, Describe(d, index), context, queue);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> MakeOpenCLBackend() {
+  return std::make_unique<OpenCLBackend>();
+}
+
+}  // namespace kf

@@ -1,0 +1,113 @@
+#include "backend/registry.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#if KF_HAVE_OPENCL
+#include "backend/opencl/opencl_device.hpp"
+#endif
+#if KF_HAVE_CUDA
+#include "backend/cuda/cuda_device.hpp"
+#endif
+
+namespace kf {
+
+std::string_view DeviceClassName(DeviceClass c) {
+  switch (c) {
+    case DeviceClass::kGpu: return "gpu";
+    case DeviceClass::kCpu: return "cpu";
+    case DeviceClass::kOther: return "other";
+  }
+  return "other";
+}
+
+std::vector<std::unique_ptr<Backend>> MakeBackends() {
+  std::vector<std::unique_ptr<Backend>> out;
+#if KF_HAVE_CUDA
+  out.push_back(MakeCudaBackend());
+#endif
+#if KF_HAVE_OPENCL
+  out.push_back(MakeOpenCLBackend());
+#endif
+  return out;
+}
+
+DeviceListing ListDevices(std::vector<std::unique_ptr<Backend>>& backends) {
+  DeviceListing listing;
+  for (auto& b : backends) {
+    std::string why;
+    auto devices = b->Enumerate(&why);
+    if (devices.empty())
+      listing.notes.push_back(fmt::format("{}: {}", b->name(), why.empty() ? "no devices" : why));
+    listing.devices.insert(listing.devices.end(), devices.begin(), devices.end());
+  }
+  return listing;
+}
+
+namespace {
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+bool AllDigits(const std::string& s) {
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+}  // namespace
+
+std::unique_ptr<Device> OpenDevice(std::vector<std::unique_ptr<Backend>>& backends,
+                                   const std::string& selector, std::string* error) {
+  DeviceListing listing = ListDevices(backends);
+  std::string backend_part = selector, rest;
+  if (size_t colon = selector.find(':'); colon != std::string::npos) {
+    backend_part = selector.substr(0, colon);
+    rest = selector.substr(colon + 1);
+  }
+  bool names_backend = backend_part.empty() || backend_part == "cuda" || backend_part == "opencl";
+  const DeviceInfo* chosen = nullptr;
+  for (const DeviceInfo& d : listing.devices) {
+    bool match;
+    if (selector.empty()) {
+      match = true;  // backends are listed CUDA first
+    } else if (names_backend) {
+      match = d.backend == backend_part &&
+              (rest.empty() ||
+               (AllDigits(rest) ? d.index == std::stoi(rest)
+                                : Lower(d.name).find(Lower(rest)) != std::string::npos));
+    } else {
+      match = Lower(d.name).find(Lower(selector)) != std::string::npos;
+    }
+    if (match) {
+      chosen = &d;
+      break;
+    }
+  }
+  if (!chosen) {
+    std::string found;
+    for (const auto& d : listing.devices) found += fmt::format("\n  {}  {}", d.Selector(), d.name);
+    for (const auto& n : listing.notes) found += "\n  (" + n + ")";
+    *error =
+        fmt::format("no device matches '{}'; found:{}", selector.empty() ? "(default)" : selector,
+                    found.empty() ? " nothing" : found);
+    return nullptr;
+  }
+  for (auto& b : backends) {
+    if (b->name() == chosen->backend) {
+      std::string open_error;
+      auto device = b->Open(chosen->index, &open_error);
+      if (!device)
+        *error =
+            fmt::format("cannot open {} ({}): {}", chosen->Selector(), chosen->name, open_error);
+      return device;
+    }
+  }
+  *error = "internal: backend vanished";
+  return nullptr;
+}
+
+}  // namespace kf

@@ -1,0 +1,52 @@
+#pragma once
+// The verdict on one candidate on one device, as plain values: status, correctness figures,
+// timing statistics and derived metrics. A failing kernel is an Evaluation, never an exception.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/kernel.hpp"
+
+namespace kf {
+
+enum class Status {
+  kOk,
+  kCompileError,
+  kLaunchError,
+  kIncorrect,
+  kNan,
+  kCrash,
+  kTimeout,
+  kImplausible,
+  kInvalidConfig,
+};
+
+std::string_view StatusName(Status s);
+
+struct TimingStats {
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  int runs = 0;
+};
+
+TimingStats Summarize(std::vector<double> samples_ms);
+
+struct Evaluation {
+  Status status = Status::kOk;
+  std::string reason;  // why, for every status but ok
+  std::string device;
+  Config config;
+  std::string bench_sizes;  // name of the size set timed
+  std::optional<TimingStats> time;
+  std::optional<TimingStats> baseline_time;
+  std::optional<double> speedup;
+  double max_abs_err = 0, max_rel_err = 0, bad_ratio = 0;
+  long long nan_count = 0;
+  std::optional<double> bandwidth_gbs;
+  std::optional<double> roofline_fraction;
+  std::string compile_log;
+  std::vector<std::string> hints;
+  std::vector<unsigned long long> check_seeds;  // to reproduce the checks
+};
+
+}  // namespace kf

@@ -1,0 +1,64 @@
+#pragma once
+// A kernel: source text plus the annotations that make one file a complete candidate: its entry
+// point, launch rule and tunable parameters. Annotations live in comments:
+//
+//   // @kernel rope_baseline                 entry point
+//   // @grid ceil_div(B * S, BLOCK)           groups per dimension (1 to 3 expressions)
+//   // @block BLOCK                           work-items per group (1 to 3 expressions)
+//   // @param BLOCK in [64, 128, 256] default 128
+//   // @param UNROLL in range(1, 9)           integers 1..8; the default is the first value
+//   // @constraint BLOCK * VEC <= max_work_group_size
+//
+// Launch expressions see the task's sizes and the parameters; constraints also see device
+// properties. See docs/task-format.md.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/expr.hpp"
+
+namespace kf {
+
+enum class Language { kCuda, kOpenCL };
+
+std::string_view LanguageName(Language lang);
+
+struct ParamSpec {
+  std::string name;
+  std::vector<std::string> values;  // as written; integers or identifiers
+  std::string default_value;
+  int line = 0;
+};
+
+// One point of a parameter space, name → value as written (`{BLOCK: 128, VEC: 4}`).
+using Config = std::map<std::string, std::string>;
+
+std::string ConfigToString(const Config& config);
+
+struct Kernel {
+  std::string path;  // where it was read from ("" for in-memory sources)
+  std::string source;
+  Language language = Language::kOpenCL;
+  std::string entry;
+  std::vector<Expr> grid;   // 1..3
+  std::vector<Expr> block;  // 1..3
+  std::vector<ParamSpec> params;
+  std::vector<Expr> constraints;
+  std::vector<std::string> arg_names;  // parameter names of the entry point, in order
+
+  // The default configuration overridden by `overrides`; throws InputError for an unknown name or a
+  // value outside the declared set.
+  Config ResolveConfig(const Config& overrides) const;
+};
+
+// Parses annotations from `source`. `path` is used for messages and, through its extension
+// (.cu, .cl), for the language. Throws InputError naming the line and annotation.
+Kernel ParseKernel(const std::string& path, std::string source);
+Kernel LoadKernelFile(const std::string& path);
+
+// The numeric value of a config entry, for launch expressions (non-numeric values count as 0).
+void BindConfig(const Config& config, Env& env);
+
+}  // namespace kf

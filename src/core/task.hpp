@@ -1,0 +1,87 @@
+#pragma once
+// A task: what to compute (the kernel signature), how to make inputs, which sizes to check and
+// benchmark, how close is close enough, the cost model, and the reference and baseline kernels.
+// Loaded from `task.toml` in a task folder; the format is documented in docs/task-format.md.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+#include "core/expr.hpp"
+#include "core/kernel.hpp"
+
+namespace kf {
+
+enum class ArgRole { kIn, kOut, kInOut };
+
+struct InitSpec {
+  enum class Kind { kUniform, kNormal, kConstant, kFormula };
+  Kind kind = Kind::kNormal;
+  double a = 0.0;  // uniform: low; normal: mean; constant: value
+  double b = 1.0;  // uniform: high; normal: std
+  Expr formula;    // kFormula: evaluated per element with `index` names bound to coordinates
+  std::vector<std::string> index;
+};
+
+struct ArgSpec {
+  std::string name;
+  bool is_buffer = true;
+  DType dtype = DType::kF32;
+  std::vector<Expr> shape;  // buffers
+  ArgRole role = ArgRole::kIn;
+  InitSpec init;  // inputs
+  Expr value;     // scalars: an expression over sizes
+  int line = 0;
+};
+
+using Sizes = std::map<std::string, int64_t>;
+
+struct SizeSet {
+  std::string name;
+  std::string device_class;  // benchmark sets: "gpu", "cpu" or "" (any)
+  Sizes sizes;
+};
+
+struct Tolerance {
+  double atol = 1e-3;
+  double rtol = 1e-3;
+  double max_bad_ratio = 0.0;  // share of elements allowed past 1% relative error
+};
+
+struct Task {
+  std::string name;
+  std::string dir;  // absolute folder path
+  std::string op_class;
+  std::string description;
+  std::vector<std::string> size_names;
+  std::vector<ArgSpec> args;
+  std::vector<SizeSet> check_sizes;
+  std::vector<SizeSet> bench_sizes;
+  Tolerance tolerance;
+  Expr min_bytes;
+  std::optional<Expr> flops;
+  std::map<Language, std::string> reference;  // language → file name inside dir
+  std::map<Language, std::string> baseline;
+  std::map<Language, std::vector<std::string>> templates;
+
+  std::string PathOf(const std::string& file) const { return dir + "/" + file; }
+  // The benchmark set named `name`, or (empty name) the first one for `device_class`, else the
+  // first.
+  const SizeSet& BenchSizes(const std::string& name, const std::string& device_class) const;
+  std::vector<Language> Languages() const;
+};
+
+Env SizesEnv(const Sizes& sizes);
+int64_t ElementCount(const ArgSpec& arg, const Env& sizes_env);
+
+// Loads `dir/task.toml`; throws InputError naming the file, line and field on any defect.
+Task LoadTask(const std::string& dir);
+
+// Checks that a kernel's entry point takes the task's arguments, in order; a name may carry a
+// suffix after '_' (cos_t for cos). Throws InputError naming the kernel file.
+void CheckKernelSignature(const Task& task, const Kernel& kernel);
+
+}  // namespace kf

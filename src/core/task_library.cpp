@@ -1,0 +1,57 @@
+#include "core/task_library.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/input_error.hpp"
+
+namespace kf {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> TaskSearchDirs() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("KF_TASKS_DIR"); env && *env) dirs.emplace_back(env);
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec)
+    dirs.push_back((exe.parent_path() / "../share/kfoundry/tasks").lexically_normal().string());
+  dirs.emplace_back(KF_SOURCE_TASKS_DIR);
+  return dirs;
+}
+
+Task FindTask(const std::string& name_or_path) {
+  if (fs::exists(fs::path(name_or_path) / "task.toml")) return LoadTask(name_or_path);
+  if (name_or_path.find('/') == std::string::npos) {
+    for (const std::string& dir : TaskSearchDirs()) {
+      fs::path candidate = fs::path(dir) / name_or_path;
+      if (fs::exists(candidate / "task.toml")) return LoadTask(candidate.string());
+    }
+  }
+  std::string names;
+  for (const Task& t : BundledTasks()) names += " " + t.name;
+  throw InputError(name_or_path, 0, "TASK",
+                   "not a folder with task.toml, nor a bundled task (bundled:" +
+                       (names.empty() ? " none" : names) + ")");
+}
+
+std::vector<Task> BundledTasks() {
+  std::vector<Task> tasks;
+  for (const std::string& dir : TaskSearchDirs()) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    std::vector<fs::path> folders;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      if (fs::exists(entry.path() / "task.toml")) folders.push_back(entry.path());
+    }
+    std::sort(folders.begin(), folders.end());
+    for (const auto& f : folders) tasks.push_back(LoadTask(f.string()));
+    if (!tasks.empty()) break;  // the first folder that has tasks is the library
+  }
+  return tasks;
+}
+
+}  // namespace kf

@@ -1,0 +1,17 @@
+#pragma once
+// The bundled task library: finds tasks by name or folder. Searched in order: $KF_TASKS_DIR,
+// <binary>/../share/kfoundry/tasks, and the source tree the binary was built from.
+
+#include <string>
+#include <vector>
+
+#include "core/task.hpp"
+
+namespace kf {
+
+std::vector<std::string> TaskSearchDirs();
+// A folder holding task.toml, or the name of a bundled task. Throws InputError when neither.
+Task FindTask(const std::string& name_or_path);
+std::vector<Task> BundledTasks();
+
+}  // namespace kf

@@ -1,0 +1,104 @@
+#include "eval/compile_cache.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace kf {
+
+namespace fs = std::filesystem;
+
+namespace {
+constexpr const char* kFormat = "KFART1";
+}
+
+std::string DefaultCacheDir() {
+  if (const char* d = std::getenv("KF_CACHE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kfoundry";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kfoundry";
+  return "/tmp/kfoundry-cache";
+}
+
+CompileCache::CompileCache(std::string dir) : dir_(std::move(dir)) {
+  if (dir_.empty()) return;
+  std::error_code ec;
+  fs::create_directories(dir_ + "/compile", ec);
+  if (ec) dir_.clear();  // an unwritable cache is no cache, not an error
+}
+
+std::string CompileCache::Key(const DeviceInfo& d, const CompileRequest& r) const {
+  std::string material = fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n", kFormat, d.backend, d.name,
+                                     d.arch, d.driver_version, d.compiler_version, r.entry);
+  for (const auto& [k, v] : r.defines) material += fmt::format("-D{}={}\n", k, v);
+  material += r.source;
+  XXH128_hash_t h = XXH3_128bits(material.data(), material.size());
+  return fmt::format("{:016x}{:016x}", h.high64, h.low64);
+}
+
+std::string CompileCache::PathOf(const std::string& key) const {
+  return dir_ + "/compile/" + key + ".bin";
+}
+
+std::optional<Artifact> CompileCache::Get(const std::string& key) const {
+  if (dir_.empty()) return std::nullopt;
+  std::ifstream in(PathOf(key), std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string magic, symbol;
+  if (!std::getline(in, magic) || magic != kFormat || !std::getline(in, symbol))
+    return std::nullopt;
+  std::ostringstream rest;
+  rest << in.rdbuf();
+  std::string bytes = rest.str();
+  if (bytes.empty()) return std::nullopt;
+  Artifact a;
+  a.symbol = symbol;
+  a.binary.resize(bytes.size());
+  std::memcpy(a.binary.data(), bytes.data(), bytes.size());
+  return a;
+}
+
+void CompileCache::Put(const std::string& key, const Artifact& artifact) const {
+  if (dir_.empty()) return;
+  static std::atomic<unsigned> counter{0};
+  std::string tmp = fmt::format("{}.tmp.{}.{}", PathOf(key), getpid(), counter++);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return;
+    out << kFormat << '\n' << artifact.symbol << '\n';
+    out.write(reinterpret_cast<const char*>(artifact.binary.data()),
+              static_cast<std::streamsize>(artifact.binary.size()));
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, PathOf(key), ec);  // atomic on POSIX
+  if (ec) fs::remove(tmp, ec);
+}
+
+CompileResult CompileCached(Device& device, const CompileCache& cache,
+                            const CompileRequest& request, bool* hit) {
+  std::string key = cache.Key(device.info(), request);
+  if (auto artifact = cache.Get(key)) {
+    *hit = true;
+    CompileResult r;
+    r.ok = true;
+    r.artifact = std::move(*artifact);
+    return r;
+  }
+  *hit = false;
+  CompileResult r = device.Compile(request);
+  if (r.ok) cache.Put(key, r.artifact);
+  return r;
+}
+
+}  // namespace kf

@@ -1,0 +1,52 @@
+#pragma once
+// Judges candidates of one task on one device: compile (through the cache), check against the
+// reference on every check size set with fresh seeds (outputs poisoned, inputs checksummed),
+// time on a benchmark size set interleaved with the baseline (cache flushed before every launch),
+// re-check the timed output, and derive speedup, bandwidth, roofline fraction and plausibility.
+// Every outcome of the candidate is an Evaluation; only failures of the task's own reference or
+// baseline, or of the tool, throw.
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "backend/device.hpp"
+#include "core/evaluation.hpp"
+#include "core/task.hpp"
+#include "eval/bandwidth.hpp"
+#include "eval/compile_cache.hpp"
+
+namespace kf {
+
+struct EvalOptions {
+  std::string bench_sizes;  // a size-set name; empty: chosen by device class
+  int check_seeds = 2;      // fresh seeds per check size set
+  int warmup_runs = 3;
+  int min_runs = 10;
+  int max_runs = 100;
+  double min_timed_ms = 200;          // keep timing until this much candidate time is collected
+  double plausibility_margin = 1.25;  // allowed factor over the peak bandwidth
+};
+
+class Evaluator {
+ public:
+  // Compiles and loads the task's reference and baseline for the device's language; throws
+  // InputError if either is broken.
+  Evaluator(Device& device, const Task& task, const CompileCache& cache, EvalOptions options);
+  ~Evaluator();
+
+  Evaluation Evaluate(const Kernel& kernel, const Config& config);
+  const PeakBandwidth& peak_bandwidth() const { return peak_; }
+
+  struct Prepared;
+
+ private:
+  Device& device_;
+  const Task& task_;
+  const CompileCache& cache_;
+  EvalOptions options_;
+  std::unique_ptr<Prepared> reference_, baseline_;
+  PeakBandwidth peak_;
+};
+
+}  // namespace kf

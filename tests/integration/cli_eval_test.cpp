@@ -1,0 +1,205 @@
+// End-to-end tests of the kfoundry command line on real devices: the verdicts of `eval` on good
+// and deliberately bad kernels, the JSON contract and the exit codes. OpenCL tests run on PoCL;
+// CUDA tests run where an NVIDIA GPU is, and are skipped (saying so) elsewhere.
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string out, err;
+  nlohmann::json json;
+};
+
+Result RunKf(const std::string& args) {
+  std::string err_file = fmt::format("{}/stderr.{}.txt", KF_TEST_CACHE, getpid());
+  std::string cmd = fmt::format("KF_CACHE_DIR={} KF_TASKS_DIR={} {} {} 2>{}", KF_TEST_CACHE,
+                                KF_TASKS, KF_BINARY, args, err_file);
+  std::system(fmt::format("mkdir -p {}", KF_TEST_CACHE).c_str());
+  Result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.out.append(buf, n);
+  int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  r.err = ss.str();
+  r.json = nlohmann::json::parse(r.out, nullptr, false);
+  return r;
+}
+
+std::string Rope(const std::string& file) {
+  return std::string(KF_TASKS) + "/rope_llama3/" + file;
+}
+std::string Data(const std::string& file) {
+  return std::string(KF_TEST_DATA) + "/kernels/" + file;
+}
+
+bool HasBackend(const std::string& backend) {
+  Result r = RunKf("devices --json");
+  if (!r.json.is_object()) return false;
+  for (const auto& d : r.json["devices"]) {
+    if (d["backend"] == backend) return true;
+  }
+  return false;
+}
+
+Result Eval(const std::string& backend, const std::string& kernel, const std::string& extra = "") {
+  Result r =
+      RunKf(fmt::format("eval rope_llama3 {} --device {} --json {}", kernel, backend, extra));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.json.is_object()) << "stdout is not one JSON object:\n"
+                                  << r.out << "\nstderr:\n"
+                                  << r.err;
+  return r;
+}
+
+void ExpectOk(const Result& r) {
+  ASSERT_TRUE(r.json.is_object());
+  EXPECT_EQ(r.json["status"], "ok") << r.json.dump(2);
+  EXPECT_LE(r.json["bad_ratio"].get<double>(), 1e-3);
+  EXPECT_EQ(r.json["nan_count"], 0);
+  EXPECT_GT(r.json["time_ms"]["median"].get<double>(), 0);
+  EXPECT_GE(r.json["time_ms"]["runs"].get<int>(), 10);
+  EXPECT_GT(r.json["baseline_time_ms"]["median"].get<double>(), 0);
+  EXPECT_GT(r.json["speedup"].get<double>(), 0);
+  EXPECT_GT(r.json["bandwidth_gbs"].get<double>(), 0);
+  EXPECT_EQ(r.json["check_seeds"].size(), 6u);  // 3 check size sets x 2 fresh seeds
+  for (const char* key : {"device", "config", "max_abs_err", "max_rel_err", "roofline_fraction",
+                          "descriptor", "compile_log", "hints"}) {
+    EXPECT_TRUE(r.json.contains(key)) << key;
+  }
+}
+
+class Backends : public ::testing::Test {
+ protected:
+  void Require(const std::string& backend) {
+    if (!HasBackend(backend)) GTEST_SKIP() << "no " << backend << " device on this machine";
+  }
+};
+
+#define BACKEND_TESTS(Suite, backend, ext)                                                      \
+  class Suite : public Backends {                                                               \
+   protected:                                                                                   \
+    void SetUp() override { Require(backend); }                                                 \
+  };                                                                                            \
+  TEST_F(Suite, BaselineIsOk) {                                                                 \
+    ExpectOk(Eval(backend, Rope("baseline" ext)));                                              \
+  }                                                                                             \
+  TEST_F(Suite, ImprovedKernelIsOk) {                                                           \
+    ExpectOk(Eval(backend, Rope("rope_vec8" ext)));                                             \
+  }                                                                                             \
+  TEST_F(Suite, SetOverridesTheConfig) {                                                        \
+    Result r = Eval(backend, Rope("rope_vec8" ext), "--set HPT=1 --set BLOCK=64");              \
+    ExpectOk(r);                                                                                \
+    EXPECT_EQ(r.json["config"]["HPT"], 1);                                                      \
+    EXPECT_EQ(r.json["config"]["BLOCK"], 64);                                                   \
+  }                                                                                             \
+  TEST_F(Suite, WrongConventionIsIncorrect) {                                                   \
+    Result r = Eval(backend, Data("rope_interleaved" ext));                                     \
+    EXPECT_EQ(r.json["status"], "incorrect") << r.json.dump(2);                                 \
+    EXPECT_NE(r.json["reason"].get<std::string>().find("out of tolerance"), std::string::npos); \
+    EXPECT_GT(r.json["bad_ratio"].get<double>(), 0.1);                                          \
+  }                                                                                             \
+  TEST_F(Suite, SyntaxErrorIsCompileErrorWithTheCompilersMessage) {                             \
+    Result r = Eval(backend, Data("rope_syntax_error" ext));                                    \
+    EXPECT_EQ(r.json["status"], "compile_error") << r.json.dump(2);                             \
+    EXPECT_NE(r.json["compile_log"].get<std::string>().find("expected"), std::string::npos)     \
+        << r.json["compile_log"];                                                               \
+    EXPECT_TRUE(r.json["time_ms"].is_null());                                                   \
+  }                                                                                             \
+  TEST_F(Suite, NaNWritingKernelIsNan) {                                                        \
+    Result r = Eval(backend, Data("rope_nan" ext));                                             \
+    EXPECT_EQ(r.json["status"], "nan") << r.json.dump(2);                                       \
+    EXPECT_GT(r.json["nan_count"].get<long long>(), 0);                                         \
+  }
+
+BACKEND_TESTS(OpenCLEval, "opencl", ".cl")
+BACKEND_TESTS(CudaEval, "cuda", ".cu")
+
+TEST(Cli, TasksJsonHasTheDesignShape) {
+  Result r = RunKf("tasks --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(r.json.is_object()) << r.out;
+  ASSERT_FALSE(r.json["tasks"].empty());
+  const auto& t = r.json["tasks"][0];
+  EXPECT_EQ(t["name"], "rope_llama3");
+  EXPECT_EQ(t["op_class"], "rope");
+  EXPECT_EQ(t["languages"], nlohmann::json({"cuda", "opencl"}));
+  EXPECT_EQ(t["reference"]["opencl"], "reference.cl");
+  EXPECT_EQ(t["baseline"]["cuda"], "baseline.cu");
+  EXPECT_TRUE(t["templates"]["cuda"].is_array());
+  EXPECT_TRUE(t["path"].is_string());
+}
+
+TEST(Cli, DevicesJsonListsEachDeviceWithItsProperties) {
+  Result r = RunKf("devices --json");
+  ASSERT_TRUE(r.json.is_object()) << r.out;
+  for (const auto& d : r.json["devices"]) {
+    for (const char* key : {"id", "name", "vendor", "compute_units", "max_work_group_size",
+                            "local_mem_bytes", "sub_group_width", "global_mem_bytes"}) {
+      EXPECT_TRUE(d.contains(key)) << key;
+    }
+  }
+  EXPECT_EQ(r.exit_code, r.json["devices"].empty() ? 3 : 0);
+}
+
+TEST(Cli, MalformedTaskExitsTwoNamingFileLineAndField) {
+  std::string dir = fmt::format("{}/badtask.{}", KF_TEST_CACHE, getpid());
+  std::system(fmt::format("rm -rf {0} && cp -r {1}/rope_llama3 {0}", dir, KF_TASKS).c_str());
+  std::system(
+      fmt::format("sed -i 's/role = \"out\"/role = \"sideways\"/' {}/task.toml", dir).c_str());
+  Result r = RunKf(fmt::format("eval {} {}", dir, Rope("baseline.cl")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("task.toml:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("args.q_out.role"), std::string::npos) << r.err;
+  std::system(fmt::format("rm -rf {}", dir).c_str());
+}
+
+TEST(Cli, MalformedAnnotationExitsTwo) {
+  std::string file = fmt::format("{}/bad_annotation.{}.cl", KF_TEST_CACHE, getpid());
+  std::ofstream(file) << "// @kernel f\n// @grid ceil_div(B,\n// @block 64\n__kernel void f() {}\n";
+  Result r = RunKf(fmt::format("eval rope_llama3 {}", file));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(":2: @grid:"), std::string::npos) << r.err;
+}
+
+TEST(Cli, UnknownParameterValueExitsTwo) {
+  Result r = RunKf(fmt::format("eval rope_llama3 {} --set BLOCK=17", Rope("baseline.cl")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("BLOCK"), std::string::npos) << r.err;
+}
+
+TEST(Cli, UnknownDeviceExitsThree) {
+  Result r = RunKf(fmt::format("eval rope_llama3 {} --device opencl:99", Rope("baseline.cl")));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("no device matches"), std::string::npos) << r.err;
+}
+
+TEST(Cli, UnknownTaskExitsTwo) {
+  Result r = RunKf(fmt::format("eval no_such_task {}", Rope("baseline.cl")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("rope_llama3"), std::string::npos)
+      << "the message should list the bundled tasks: " << r.err;
+}
+
+TEST(Cli, BadUsageExitsTwo) {
+  EXPECT_EQ(RunKf("eval").exit_code, 2);
+  EXPECT_EQ(RunKf("frobnicate").exit_code, 2);
+  EXPECT_EQ(RunKf("--help").exit_code, 0);
+}
+
+}  // namespace

@@ -1,0 +1,128 @@
+#include "eval/compile_cache.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace kf {
+namespace {
+
+namespace fs = std::filesystem;
+
+DeviceInfo FakeInfo(const char* backend, const char* name, const char* driver, const char* compiler,
+                    const char* arch) {
+  DeviceInfo d;
+  d.backend = backend;
+  d.name = name;
+  d.driver_version = driver;
+  d.compiler_version = compiler;
+  d.arch = arch;
+  return d;
+}
+
+// A device that only counts compiles.
+class CountingDevice : public Device {
+ public:
+  const DeviceInfo& info() const override { return info_; }
+  CompileResult Compile(const CompileRequest& r) override {
+    ++compiles;
+    CompileResult c;
+    c.ok = r.source.find("error") == std::string::npos;
+    c.log = c.ok ? "" : "syntax error";
+    c.artifact.symbol = r.entry;
+    for (char ch : r.source) c.artifact.binary.push_back(static_cast<std::byte>(ch));
+    return c;
+  }
+  std::unique_ptr<LoadedKernel> Load(const Artifact&, std::string*) override { return nullptr; }
+  DeviceStatus Alloc(size_t, BufferHandle*) override { return DeviceStatus::Fail("no"); }
+  void Free(BufferHandle) override {}
+  DeviceStatus Write(BufferHandle, const void*, size_t) override {
+    return DeviceStatus::Fail("no");
+  }
+  DeviceStatus Read(BufferHandle, void*, size_t) override { return DeviceStatus::Fail("no"); }
+  DeviceStatus Fill(BufferHandle, uint32_t, size_t) override { return DeviceStatus::Fail("no"); }
+  LaunchResult Run(LoadedKernel&, std::span<const KernelArg>, const Launch&) override { return {}; }
+  DeviceStatus FlushCache() override { return DeviceStatus::Ok(); }
+
+  DeviceInfo info_ = FakeInfo("opencl", "fake", "1", "1", "");
+  int compiles = 0;
+};
+
+class CompileCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kf_cache_test_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(CompileCacheTest, KeyCoversEverythingThatDecidesTheArtifact) {
+  CompileCache cache(dir_.string());
+  DeviceInfo d = FakeInfo("cuda", "H200", "13.0", "nvrtc 13.0", "sm_90");
+  CompileRequest r{"src", "f", {{"BLOCK", "128"}}};
+  std::string base = cache.Key(d, r);
+  EXPECT_EQ(base, cache.Key(d, r));
+  auto differs = [&](DeviceInfo d2, CompileRequest r2) { return cache.Key(d2, r2) != base; };
+  EXPECT_TRUE(differs(d, {"src2", "f", {{"BLOCK", "128"}}}));
+  EXPECT_TRUE(differs(d, {"src", "g", {{"BLOCK", "128"}}}));
+  EXPECT_TRUE(differs(d, {"src", "f", {{"BLOCK", "256"}}}));
+  DeviceInfo d2 = d;
+  d2.arch = "sm_80";
+  EXPECT_TRUE(differs(d2, r));
+  d2 = d;
+  d2.driver_version = "13.1";
+  EXPECT_TRUE(differs(d2, r));
+  d2 = d;
+  d2.compiler_version = "nvrtc 12.9";
+  EXPECT_TRUE(differs(d2, r));
+}
+
+TEST_F(CompileCacheTest, RepeatedCandidatesCompileOnce) {
+  CompileCache cache(dir_.string());
+  CountingDevice dev;
+  bool hit = true;
+  CompileResult a = CompileCached(dev, cache, {"kernel source", "f", {}}, &hit);
+  EXPECT_TRUE(a.ok);
+  EXPECT_FALSE(hit);
+  CompileResult b = CompileCached(dev, cache, {"kernel source", "f", {}}, &hit);
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(dev.compiles, 1);
+  EXPECT_EQ(b.artifact.binary, a.artifact.binary);
+  EXPECT_EQ(b.artifact.symbol, "f");
+  // Failures are not cached: the log must be there every time.
+  CompileCached(dev, cache, {"an error", "f", {}}, &hit);
+  CompileResult c = CompileCached(dev, cache, {"an error", "f", {}}, &hit);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.log, "syntax error");
+  EXPECT_EQ(dev.compiles, 3);
+  // No temporary files are left behind.
+  for (const auto& e : fs::directory_iterator(dir_ / "compile")) {
+    EXPECT_EQ(e.path().extension(), ".bin") << e.path();
+  }
+}
+
+TEST_F(CompileCacheTest, CorruptOrTruncatedEntriesAreMisses) {
+  CompileCache cache(dir_.string());
+  CountingDevice dev;
+  CompileRequest r{"kernel source", "f", {}};
+  std::string key = cache.Key(dev.info(), r);
+  std::ofstream(dir_ / "compile" / (key + ".bin")) << "garbage";
+  EXPECT_FALSE(cache.Get(key).has_value());
+  std::ofstream(dir_ / "compile" / (key + ".bin")) << "KFART1\nf\n";  // header, no bytes
+  EXPECT_FALSE(cache.Get(key).has_value());
+}
+
+TEST_F(CompileCacheTest, EmptyDirDisablesTheCache) {
+  CompileCache cache("");
+  CountingDevice dev;
+  bool hit = false;
+  CompileCached(dev, cache, {"s", "f", {}}, &hit);
+  CompileCached(dev, cache, {"s", "f", {}}, &hit);
+  EXPECT_EQ(dev.compiles, 2);
+}
+
+}  // namespace
+}  // namespace kf

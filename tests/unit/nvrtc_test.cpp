@@ -1,0 +1,82 @@
+// The CUDA backend's compiler half needs no GPU: NVRTC builds cubins for sm_90 on any machine
+// that has the toolkit. These run in CI; without NVRTC they are skipped and say why.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "backend/cuda/cuda_api.hpp"
+#include "core/task.hpp"
+
+namespace kf {
+namespace {
+
+class Nvrtc : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    nvrtc_ = cuda::Nvrtc::Load(&error);
+    if (!nvrtc_) GTEST_SKIP() << "NVRTC not available here: " << error;
+  }
+  std::unique_ptr<cuda::Nvrtc> nvrtc_;
+};
+
+TEST(CudaDriver, LoadsOrSaysWhy) {
+  std::string error;
+  auto driver = cuda::Driver::Load(&error);
+  if (!driver) {
+    EXPECT_FALSE(error.empty());
+    GTEST_SKIP() << "no NVIDIA driver on this machine: " << error;
+  }
+  EXPECT_GT(driver->version(), 0);
+}
+
+TEST_F(Nvrtc, SupportsHopper) {
+  std::vector<int> archs = nvrtc_->supported_archs();
+  EXPECT_NE(std::find(archs.begin(), archs.end(), 90), archs.end());
+}
+
+TEST_F(Nvrtc, CompilesEveryBundledCudaKernelToAnSm90Cubin) {
+  Task t = LoadTask(std::string(KF_TASKS) + "/rope_llama3");
+  std::vector<std::string> files = {t.reference.at(Language::kCuda),
+                                    t.baseline.at(Language::kCuda)};
+  for (const auto& f : t.templates[Language::kCuda]) files.push_back(f);
+  for (const auto& f : files) {
+    Kernel k = LoadKernelFile(t.PathOf(f));
+    Config c = k.ResolveConfig({});
+    cuda::NvrtcOutput out = cuda::CompileCuda(*nvrtc_, k.source, k.entry, {c.begin(), c.end()}, 90);
+    ASSERT_TRUE(out.ok) << f << ":\n" << out.log;
+    ASSERT_GT(out.cubin.size(), 4u);
+    EXPECT_EQ(std::memcmp(out.cubin.data(),
+                          "\x7f"
+                          "ELF",
+                          4),
+              0)
+        << f << " is not an ELF cubin";
+    EXPECT_EQ(out.lowered_name, k.entry);  // extern "C"
+  }
+}
+
+TEST_F(Nvrtc, LowersCppNames) {
+  cuda::NvrtcOutput out =
+      cuda::CompileCuda(*nvrtc_, "__global__ void f(float* x) { x[0] = 1; }", "f", {}, 90);
+  ASSERT_TRUE(out.ok) << out.log;
+  EXPECT_EQ(out.lowered_name, "_Z1fPf");
+}
+
+TEST_F(Nvrtc, SyntaxErrorReturnsTheLog) {
+  cuda::NvrtcOutput out = cuda::CompileCuda(
+      *nvrtc_, "extern \"C\" __global__ void f(float* x) { x[0] = ; }", "f", {}, 90);
+  EXPECT_FALSE(out.ok);
+  EXPECT_NE(out.log.find("expected an expression"), std::string::npos) << out.log;
+}
+
+TEST_F(Nvrtc, DefinesReachTheSource) {
+  const char* src =
+      "extern \"C\" __global__ void f(float* x) { static_assert(BLOCK == 128, \"BLOCK\"); }";
+  EXPECT_TRUE(cuda::CompileCuda(*nvrtc_, src, "f", {{"BLOCK", "128"}}, 90).ok);
+  EXPECT_FALSE(cuda::CompileCuda(*nvrtc_, src, "f", {{"BLOCK", "64"}}, 90).ok);
+}
+
+}  // namespace
+}  // namespace kf
