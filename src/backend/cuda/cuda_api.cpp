@@ -31,7 +31,9 @@ std::unique_ptr<Library> Library::Open(const std::vector<std::string>& names, st
   return nullptr;
 }
 
-Library::~Library() { dlclose(handle_); }
+Library::~Library() {
+  dlclose(handle_);
+}
 
 void* Library::Symbol(const char* name) const {
   return dlsym(handle_, name);

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The GPU machine's command (run from the repository root there, with .device carried; see
+# scripts/device-bundle.sh). Runs the unit and integration tests (CUDA included), then the rope
+# evaluations and the PyTorch baselines, writing everything under $OUT.
+set -uo pipefail
+OUT=${OUT:-/tmp/kf-out}
+mkdir -p "$OUT"
+# The test binaries were built with this checkout's path baked in.
+if [ ! -e /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
+export LD_LIBRARY_PATH="$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export KF_CACHE_DIR="$OUT/cache" KF_TEST_BINARY="$PWD/.device/kfoundry"
+kf=.device/kfoundry
+
+{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; ldd $kf | grep 'not found'; } 2>&1 | tee "$OUT/machine.txt"
+$kf devices 2>&1 | tee -a "$OUT/machine.txt"
+
+.device/kf_unit_tests --gtest_brief=1 2>&1 | tail -n 15 | tee "$OUT/unit.txt"
+.device/kf_integration_tests --gtest_filter='Cuda*:Cli*' --gtest_brief=1 2>&1 | tail -n 30 | tee "$OUT/integration.txt"
+
+for k in baseline rope_vec8; do
+  $kf eval rope_llama3 $k --device cuda --json > "$OUT/eval_cuda_$k.json" 2>> "$OUT/eval.log"
+done
+for hpt in 1 2 4 8; do
+  $kf eval rope_llama3 rope_vec8 --device cuda --set HPT=$hpt --json > "$OUT/eval_cuda_vec8_hpt$hpt.json" 2>> "$OUT/eval.log"
+done
+for k in baseline rope_vec8; do  # the same kernels through NVIDIA's OpenCL driver
+  $kf eval rope_llama3 $k --device opencl:NVIDIA --json > "$OUT/eval_nvcl_$k.json" 2>> "$OUT/eval.log"
+done
+PYTHONUNBUFFERED=1 python3 bench/rope_torch.py > "$OUT/torch.json" 2>> "$OUT/torch.log"
+
+python3 - "$OUT" <<'PY'
+import glob, json, os, sys
+out = sys.argv[1]
+for f in sorted(glob.glob(os.path.join(out, "eval_*.json"))):
+    try:
+        j = json.load(open(f))
+    except Exception as e:
+        print(os.path.basename(f), "unreadable:", e); continue
+    t, b = j.get("time_ms") or {}, j.get("baseline_time_ms") or {}
+    print(f"{os.path.basename(f):32} {j['status']:10} cfg={j['config']} t={t.get('median')} base={b.get('median')} "
+          f"speedup={j.get('speedup')} bw={j.get('bandwidth_gbs')} roof={j.get('roofline_fraction')} {j['reason'][:80]}")
+try:
+    print(json.dumps(json.load(open(os.path.join(out, "torch.json")))))
+except Exception as e:
+    print("torch.json unreadable:", e)
+PY
