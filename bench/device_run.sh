@@ -14,8 +14,16 @@ kf=.device/kfoundry
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; ldd $kf | grep 'not found'; } 2>&1 | tee "$OUT/machine.txt"
 $kf devices 2>&1 | tee -a "$OUT/machine.txt"
 
+if [ "${1:-all}" = corpus ]; then  # the isolation corpus alone, and the rope kernels timed again
+  .device/kf_integration_tests --gtest_filter='Cuda/Corpus*' 2>&1 | grep -E 'stream:|OK|FAILED|Failure|got' | tee "$OUT/corpus.txt"
+  for k in baseline rope_vec8; do
+    $kf eval rope_llama3 $k --device cuda --json > "$OUT/eval_cuda_${k}_again.json" 2>> "$OUT/eval.log"
+  done
+  python3 -c "import json,sys; [print(f, json.load(open(f))['status'], json.load(open(f))['time_ms'], json.load(open(f))['speedup']) for f in sys.argv[1:]]" "$OUT"/eval_cuda_*_again.json
+  exit 0
+fi
 .device/kf_unit_tests --gtest_brief=1 2>&1 | tail -n 15 | tee "$OUT/unit.txt"
-.device/kf_integration_tests --gtest_filter='Cuda*:Cli*' --gtest_brief=1 2>&1 | tail -n 30 | tee "$OUT/integration.txt"
+.device/kf_integration_tests --gtest_filter='Cuda*:Cli*' --gtest_brief=1 2>&1 | tail -n 40 | tee "$OUT/integration.txt"
 
 for k in baseline rope_vec8; do
   $kf eval rope_llama3 $k --device cuda --json > "$OUT/eval_cuda_$k.json" 2>> "$OUT/eval.log"

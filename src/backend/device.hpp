@@ -85,9 +85,16 @@ struct Launch {
   std::vector<int64_t> block;  // work-items per group
 };
 
+// What the compiled kernel needs per group, read from the driver after loading.
+struct KernelResources {
+  int64_t static_local_bytes = 0;  // local/shared memory declared in the source
+  int64_t max_group_size = 0;      // the most work-items per group this kernel can launch with
+};
+
 class LoadedKernel {
  public:
   virtual ~LoadedKernel() = default;
+  virtual KernelResources resources() const = 0;
 };
 
 struct LaunchResult {
@@ -114,6 +121,9 @@ class Device {
                            const Launch& launch) = 0;
   // Evicts the last-level cache (writes a scratch buffer of twice its size) and waits.
   virtual DeviceStatus FlushCache() = 0;
+  // Synchronises and runs a trivial operation: fails when an earlier launch left the device or
+  // its context unusable (a sticky CUDA error), after which only a new process helps.
+  virtual DeviceStatus HealthCheck() = 0;
 };
 
 // Owns one device allocation.

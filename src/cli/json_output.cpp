@@ -2,48 +2,6 @@
 
 namespace kf {
 
-namespace {
-
-nlohmann::json Optional(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-nlohmann::json TimingJson(const std::optional<TimingStats>& t) {
-  if (!t) return nullptr;
-  return {{"median", t->median_ms}, {"min", t->min_ms}, {"max", t->max_ms}, {"runs", t->runs}};
-}
-
-}  // namespace
-
-nlohmann::json EvaluationJson(const Evaluation& ev) {
-  nlohmann::json config = nlohmann::json::object();
-  for (const auto& [k, v] : ev.config) {
-    char* end = nullptr;
-    long long n = std::strtoll(v.c_str(), &end, 10);
-    config[k] = (end && *end == '\0' && !v.empty()) ? nlohmann::json(n) : nlohmann::json(v);
-  }
-  return {
-      {"status", StatusName(ev.status)},
-      {"reason", ev.reason},
-      {"device", ev.device},
-      {"config", config},
-      {"sizes", ev.bench_sizes},
-      {"time_ms", TimingJson(ev.time)},
-      {"baseline_time_ms", TimingJson(ev.baseline_time)},
-      {"speedup", Optional(ev.speedup)},
-      {"max_abs_err", ev.max_abs_err},
-      {"max_rel_err", ev.max_rel_err},
-      {"bad_ratio", ev.bad_ratio},
-      {"nan_count", ev.nan_count},
-      {"bandwidth_gbs", Optional(ev.bandwidth_gbs)},
-      {"roofline_fraction", Optional(ev.roofline_fraction)},
-      {"descriptor", nullptr},  // filled once the behaviour classifier exists
-      {"compile_log", ev.compile_log},
-      {"hints", ev.hints},
-      {"check_seeds", ev.check_seeds},
-  };
-}
-
 nlohmann::json DeviceJson(const DeviceInfo& d) {
   return {
       {"id", d.Selector()},

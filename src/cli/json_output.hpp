@@ -5,12 +5,11 @@
 #include <vector>
 
 #include "backend/device.hpp"
-#include "core/evaluation.hpp"
+#include "core/evaluation_json.hpp"
 #include "core/task.hpp"
 
 namespace kf {
 
-nlohmann::json EvaluationJson(const Evaluation& ev);
 nlohmann::json DeviceJson(const DeviceInfo& d);
 nlohmann::json TaskJson(const Task& t);
 

@@ -15,6 +15,7 @@
 #include "core/input_error.hpp"
 #include "core/task_library.hpp"
 #include "eval/evaluator.hpp"
+#include "eval/executor.hpp"
 
 namespace {
 
@@ -72,6 +73,8 @@ struct EvalArgs {
   std::vector<std::string> sets;
   int seeds = 2;
   bool json = false;
+  bool in_process = false;
+  kf::ExecutorOptions executor;  // deadlines and limits
 };
 
 std::string FormatMs(const std::optional<kf::TimingStats>& t) {
@@ -103,44 +106,26 @@ std::string ResolveKernelPath(const kf::Task& task, const std::string& kernel, k
                                    kf::LanguageName(lang), task.name, known));
 }
 
-int Eval(const EvalArgs& a) {
-  kf::Task task = kf::FindTask(a.task);
-  auto backends = kf::MakeBackends();
-  std::string error;
-  std::unique_ptr<kf::Device> device = kf::OpenDevice(backends, a.device, &error);
-  if (!device) throw NoDevice(error);
-
-  std::string kernel_path = ResolveKernelPath(task, a.kernel, device->info().language());
-  kf::Kernel kernel = kf::LoadKernelFile(kernel_path);
-  kf::CheckKernelSignature(task, kernel);
+kf::Config ParseSets(const kf::Kernel& kernel, const std::vector<std::string>& sets) {
   kf::Config overrides;
-  for (const std::string& s : a.sets) {
+  for (const std::string& s : sets) {
     size_t eq = s.find('=');
     if (eq == std::string::npos || eq == 0)
       throw kf::InputError("--set", 0, s, "expected NAME=VALUE");
     overrides[s.substr(0, eq)] = s.substr(eq + 1);
   }
-  kf::Config config = kernel.ResolveConfig(overrides);
-  if (device->info().language() != kernel.language) {
-    throw kf::InputError(
-        kernel_path, 0, "language",
-        fmt::format("a {} kernel cannot run on {} ({}); pick a device with --device",
-                    kf::LanguageName(kernel.language), device->info().Selector(),
-                    device->info().name));
+  return kernel.ResolveConfig(overrides);
+}
+
+void CheckLanguage(const kf::Kernel& kernel, kf::Language device_language, const std::string& device) {
+  if (device_language != kernel.language) {
+    throw kf::InputError(kernel.path, 0, "language",
+                         fmt::format("a {} kernel cannot run on {}; pick a device with --device",
+                                     kf::LanguageName(kernel.language), device));
   }
-  kf::CompileCache cache(kf::DefaultCacheDir());
-  kf::EvalOptions options;
-  options.bench_sizes = a.sizes;
-  options.check_seeds = a.seeds;
-  if (!a.json)
-    fmt::print(stderr, "evaluating {} on {} ({})\n", kernel_path, device->info().Selector(),
-               device->info().name);
-  kf::Evaluator evaluator(*device, task, cache, options);
-  kf::Evaluation ev = evaluator.Evaluate(kernel, config);
-  if (a.json) {
-    std::cout << kf::EvaluationJson(ev).dump(2) << "\n";
-    return kExitOk;
-  }
+}
+
+void PrintEvaluation(const kf::Evaluation& ev, double peak_gbs, const std::string& peak_source) {
   fmt::print("status      {}{}\n", kf::StatusName(ev.status),
              ev.reason.empty() ? "" : ": " + ev.reason);
   fmt::print("device      {}\n", ev.device);
@@ -156,8 +141,8 @@ int Eval(const EvalArgs& a) {
     if (ev.bandwidth_gbs) {
       fmt::print("bandwidth   {:.1f} GB/s", *ev.bandwidth_gbs);
       if (ev.roofline_fraction) {
-        fmt::print(" = {:.1f}% of {:.1f} GB/s ({})", 100 * *ev.roofline_fraction,
-                   evaluator.peak_bandwidth().gbs, evaluator.peak_bandwidth().source);
+        fmt::print(" = {:.1f}% of {:.1f} GB/s ({})", 100 * *ev.roofline_fraction, peak_gbs,
+                   peak_source);
       }
       fmt::print("\n");
     }
@@ -165,8 +150,66 @@ int Eval(const EvalArgs& a) {
   for (const auto& h : ev.hints) fmt::print("hint        {}\n", h);
   if (ev.status == kf::Status::kCompileError && !ev.compile_log.empty())
     fmt::print("compiler log:\n{}\n", ev.compile_log);
+}
+
+// Debugging path: the evaluator runs in this process, with no isolation.
+int EvalInProcess(const EvalArgs& a, const kf::Task& task) {
+  auto backends = kf::MakeBackends();
+  std::string error;
+  std::unique_ptr<kf::Device> device = kf::OpenDevice(backends, a.device, &error);
+  if (!device) throw NoDevice(error);
+  kf::Kernel kernel = kf::LoadKernelFile(ResolveKernelPath(task, a.kernel, device->info().language()));
+  kf::Config config = ParseSets(kernel, a.sets);
+  CheckLanguage(kernel, device->info().language(), device->info().Selector());
+  kf::CompileCache cache(kf::DefaultCacheDir());
+  kf::EvalOptions options;
+  options.bench_sizes = a.sizes;
+  options.check_seeds = a.seeds;
+  kf::Evaluator evaluator(*device, task, cache, options);
+  kf::Evaluation ev = evaluator.Evaluate(kernel, config);
+  if (a.json) {
+    std::cout << kf::EvaluationToJson(ev).dump(2) << "\n";
+  } else {
+    PrintEvaluation(ev, evaluator.peak_bandwidth().gbs, evaluator.peak_bandwidth().source);
+  }
   return kExitOk;
 }
+
+std::string SelfPath() {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "kfoundry" : p.string();
+}
+
+int Eval(EvalArgs a) {
+  kf::Task task = kf::FindTask(a.task);
+  if (a.in_process) return EvalInProcess(a, task);
+  kf::ExecutorOptions& o = a.executor;
+  o.binary = SelfPath();
+  o.task = task.dir;
+  o.device = a.device;
+  o.sizes = a.sizes;
+  o.seeds = a.seeds;
+  kf::Supervisor supervisor(o);  // opens the device in the executor, never here
+  const nlohmann::json& info = supervisor.executor_info();
+  kf::Language lang = info.value("backend", "") == "cuda" ? kf::Language::kCuda : kf::Language::kOpenCL;
+  std::string kernel_path = ResolveKernelPath(task, a.kernel, lang);
+  kf::Kernel kernel = kf::LoadKernelFile(kernel_path);
+  kf::Config config = ParseSets(kernel, a.sets);
+  CheckLanguage(kernel, lang, info.value("device", ""));
+  if (!a.json) fmt::print(stderr, "evaluating {} on {}\n", kernel_path, info.value("device", ""));
+  kf::Evaluation ev = supervisor.Evaluate(kernel, config);
+  if (a.json) {
+    nlohmann::json out = kf::EvaluationToJson(ev);
+    out["executor"] = supervisor.counters().ToJson();
+    std::cout << out.dump(2) << "\n";
+  } else {
+    PrintEvaluation(ev, info.value("peak_gbs", 0.0), info.value("peak_source", ""));
+  }
+  return kExitOk;
+}
+
+int Executor(const kf::ExecutorArgs& args) { return kf::RunExecutor(args); }
 
 }  // namespace
 
@@ -200,6 +243,40 @@ int main(int argc, char** argv) {
   eval->add_option("--seeds", eval_args.seeds, "Fresh random seeds per check size set")
       ->check(CLI::Range(1, 100));
   eval->add_flag("--json", eval_args.json, "Print one JSON object on stdout (logs go to stderr)");
+  eval->add_flag("--in-process", eval_args.in_process,
+                 "Evaluate in this process instead of a supervised executor (debugging; a crash "
+                 "or hang of the kernel then takes kfoundry with it)");
+  eval->add_option("--compile-timeout", eval_args.executor.compile_timeout_s,
+                   "Seconds a compile may take before it is a compile_error")
+      ->capture_default_str();
+  eval->add_option("--launch-factor", eval_args.executor.launch_factor,
+                   "A launch may take this many times the baseline's launch time...")
+      ->capture_default_str();
+  eval->add_option("--launch-floor", eval_args.executor.launch_floor_s,
+                   "...but at least this many seconds...")
+      ->capture_default_str();
+  eval->add_option("--launch-ceiling", eval_args.executor.launch_ceiling_s,
+                   "...and at most this many, before it is a timeout")
+      ->capture_default_str();
+  eval->add_option("--memory-limit", eval_args.executor.address_space_gib,
+                   "Address-space limit of the executor in GiB (0 = none; CUDA needs a large one)")
+      ->capture_default_str();
+
+  kf::ExecutorArgs exec_args;
+  CLI::App* executor = app.add_subcommand("executor", "Internal: the supervised evaluation process");
+  executor->group("");  // hidden from --help
+  executor->add_option("--task", exec_args.options.task)->required();
+  executor->add_option("--device", exec_args.options.device);
+  executor->add_option("--sizes", exec_args.options.sizes);
+  executor->add_option("--seeds", exec_args.options.seeds);
+  executor->add_option("--warmup-runs", exec_args.options.warmup_runs);
+  executor->add_option("--min-runs", exec_args.options.min_runs);
+  executor->add_option("--max-runs", exec_args.options.max_runs);
+  executor->add_option("--min-timed-ms", exec_args.options.min_timed_ms);
+  executor->add_option("--baseline-ms", exec_args.baseline_ms);
+  executor->add_option("--limit-as-gib", exec_args.options.address_space_gib);
+  executor->add_option("--limit-cpu-s", exec_args.options.cpu_seconds);
+  executor->add_option("--parent", exec_args.parent);
 
   try {
     app.parse(argc, argv);
@@ -212,6 +289,10 @@ int main(int argc, char** argv) {
     if (*devices) return Devices(json);
     if (*tasks) return Tasks(json);
     if (*eval) return Eval(eval_args);
+    if (*executor) return Executor(exec_args);
+  } catch (const kf::ExecutorError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return e.exit_code();
   } catch (const kf::InputError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return kExitBadInput;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "core/input_error.hpp"
 #include "eval/compare.hpp"
@@ -89,6 +90,29 @@ Workspace MakeWorkspace(Device& device, const Task& task, const Sizes& sizes, ui
     ws.args.push_back(arg);
   }
   return ws;
+}
+
+// Draws fresh inputs into an existing workspace (same device buffers).
+void RefillInputs(const Task& task, Workspace& ws, uint64_t seed) {
+  for (size_t i = 0; i < task.args.size(); ++i) {
+    const ArgSpec& a = task.args[i];
+    if (!a.is_buffer || a.role == ArgRole::kOut) continue;
+    ws.host[i] = GenerateInput(a, ws.env, seed + 7919 * i);
+    ws.input_sums[i] = Checksum(ws.host[i].bytes);
+  }
+}
+
+// Elements of the outputs that differ bit for bit between two launches.
+int64_t DifferingElements(const Task& task, const std::vector<HostBuffer>& a, const std::vector<HostBuffer>& b) {
+  int64_t n = 0;
+  for (size_t i = 0; i < task.args.size(); ++i) {
+    if (a[i].bytes.empty()) continue;
+    size_t size = DTypeSize(a[i].dtype);
+    for (size_t e = 0; e < a[i].count; ++e) {
+      n += std::memcmp(a[i].bytes.data() + e * size, b[i].bytes.data() + e * size, size) != 0;
+    }
+  }
+  return n;
 }
 
 // Uploads inputs (pristine) and poisons outputs.
@@ -217,6 +241,21 @@ Evaluator::Evaluator(Device& device, const Task& task, const CompileCache& cache
   peak_ = ResolvePeakBandwidth(device, cache);
 }
 
+double Evaluator::MeasureBaselineLaunchMs() {
+  const DeviceInfo& info = device_.info();
+  const SizeSet& bench = task_.BenchSizes(options_.bench_sizes, std::string(DeviceClassName(info.device_class)));
+  Workspace ws = MakeWorkspace(device_, task_, bench.sizes, FreshSeed());
+  Launch launch = MakeLaunch(baseline_->kernel, baseline_->config, ws.env);
+  PrepareLaunch(device_, task_, ws, true);
+  std::vector<double> ms;
+  for (int i = 0; i < 4; ++i) {
+    LaunchResult r = device_.Run(*baseline_->loaded, ws.args, launch);
+    if (!r.status.ok()) throw ToolError("the task's baseline kernel failed: " + r.status.message());
+    if (i > 0) ms.push_back(r.elapsed_ms);
+  }
+  return Summarize(ms).median_ms;
+}
+
 Evaluation Evaluator::Evaluate(const Kernel& kernel, const Config& config) {
   const DeviceInfo& info = device_.info();
   Evaluation ev;
@@ -227,6 +266,14 @@ Evaluation Evaluator::Evaluate(const Kernel& kernel, const Config& config) {
     ev.reason = std::move(reason);
     return ev;
   };
+  auto phase = [&](EvalPhase p) {
+    if (options_.observer) options_.observer->Phase(p);
+  };
+  try {
+    CheckKernelSignature(task_, kernel);
+  } catch (const InputError& e) {
+    return fail(Status::kCompileError, e.what());
+  }
 
   // Constraints see parameters, device properties and the benchmark sizes.
   const SizeSet& bench =
@@ -279,6 +326,28 @@ Evaluation Evaluator::Evaluate(const Kernel& kernel, const Config& config) {
   std::unique_ptr<LoadedKernel> loaded = device_.Load(compiled.artifact, &load_error);
   if (!loaded)
     return fail(Status::kCompileError, "the compiled kernel does not load: " + load_error);
+  // What the compiled kernel needs, against what the device gives, before anything is launched
+  // (some drivers abort the process rather than fail the launch).
+  KernelResources needs = loaded->resources();
+  if (needs.static_local_bytes > info.local_mem_bytes) {
+    ev.hints.push_back(fmt::format("local/shared memory over the device limit ({} bytes per group on {})",
+                                   info.local_mem_bytes, info.name));
+    return fail(Status::kCompileError,
+                fmt::format("the kernel declares {} bytes of local/shared memory per group; the device "
+                            "allows {}", needs.static_local_bytes, info.local_mem_bytes));
+  }
+  {
+    Launch l = MakeLaunch(kernel, config, SizesEnv(bench.sizes));
+    int64_t threads = 1;
+    for (int64_t b : l.block) threads *= b;
+    if (needs.max_group_size > 0 && threads > needs.max_group_size) {
+      ev.hints.push_back("too many registers or too much local memory per work-item for this block size");
+      return fail(Status::kLaunchError,
+                  fmt::format("block of {} work-items, but the compiled kernel allows at most {} "
+                              "(its register or local-memory use)",
+                              threads, needs.max_group_size));
+    }
+  }
 
   auto launch_failed = [&](const Launch& l, const std::string& error, const std::string& where) {
     ev.hints = LaunchHints(error, l, info);
@@ -289,11 +358,20 @@ Evaluation Evaluator::Evaluate(const Kernel& kernel, const Config& config) {
     // Check: every check size set, fresh seeds each time, outputs poisoned, inputs checksummed.
     Figures figures;
     for (const SizeSet& set : task_.check_sizes) {
+      // One set of buffers per size set, refilled with fresh inputs for every seed: a kernel that
+      // keeps its result between launches (keyed on its buffers, or in device globals) returns
+      // the previous inputs' answer.
+      Workspace ws;
+      std::vector<HostBuffer> previous_ref;
       for (int s = 0; s < options_.check_seeds; ++s) {
         uint64_t seed = FreshSeed();
         ev.check_seeds.push_back(seed);
         std::string where = fmt::format("size set '{}', seed {}", set.name, seed);
-        Workspace ws = MakeWorkspace(device_, task_, set.sizes, seed);
+        if (s == 0) {
+          ws = MakeWorkspace(device_, task_, set.sizes, seed);
+        } else {
+          RefillInputs(task_, ws, seed);
+        }
         Launch ref_launch = MakeLaunch(reference_->kernel, reference_->config, ws.env);
         PrepareLaunch(device_, task_, ws, true);
         LaunchResult r = device_.Run(*reference_->loaded, ws.args, ref_launch);
@@ -308,8 +386,14 @@ Evaluation Evaluator::Evaluate(const Kernel& kernel, const Config& config) {
           return fail(Status::kInvalidConfig,
                       fmt::format("launch rule at {}: {}", where, e.what()));
         }
-        PrepareLaunch(device_, task_, ws, true);
-        LaunchResult c = device_.Run(*loaded, ws.args, launch);
+        auto run_candidate = [&]() {
+          PrepareLaunch(device_, task_, ws, true);
+          phase(EvalPhase::kLaunch);
+          LaunchResult c = device_.Run(*loaded, ws.args, launch);
+          phase(EvalPhase::kHost);
+          return c;
+        };
+        LaunchResult c = run_candidate();
         if (!c.status.ok()) return launch_failed(launch, c.status.message(), where);
         std::vector<HostBuffer> out = ReadOutputs(device_, task_, ws);
         if (std::string input = ModifiedInput(device_, task_, ws); !input.empty()) {
@@ -321,7 +405,28 @@ Evaluation Evaluator::Evaluate(const Kernel& kernel, const Config& config) {
         ev.max_rel_err = figures.max_rel_err;
         ev.bad_ratio = figures.bad_ratio();
         ev.nan_count = figures.nan_count;
-        if (verdict) return fail(verdict->first, verdict->second);
+        if (verdict) {
+          Figures scratch;
+          if (!previous_ref.empty() && !Judge(task_, previous_ref, out, where, scratch)) {
+            return fail(Status::kIncorrect,
+                        fmt::format("the output is the previous launch's result, not this one's: "
+                                    "state carried between launches ({})",
+                                    where));
+          }
+          return fail(verdict->first, verdict->second);
+        }
+        if (s == 0) {  // the same inputs again must give the same bits
+          LaunchResult again = run_candidate();
+          if (!again.status.ok()) return launch_failed(launch, again.status.message(), where);
+          int64_t differing = DifferingElements(task_, out, ReadOutputs(device_, task_, ws));
+          if (differing > 0) {
+            return fail(Status::kIncorrect,
+                        fmt::format("nondeterministic: a second launch on the same inputs differs in "
+                                    "{} elements (a race between work-items?) ({})",
+                                    differing, where));
+          }
+        }
+        previous_ref = std::move(ref);
       }
     }
 
@@ -353,7 +458,9 @@ Evaluation Evaluator::Evaluate(const Kernel& kernel, const Config& config) {
       PrepareLaunch(device_, task_, ws,
                     false);  // poison, so the timed output is the candidate's own
       Must(device_.FlushCache(), "flushing the cache");
+      phase(EvalPhase::kLaunch);
       LaunchResult c = device_.Run(*loaded, ws.args, launch);
+      phase(EvalPhase::kHost);
       if (!c.status.ok()) return launch_failed(launch, c.status.message(), where);
       if (warm) continue;
       base_ms.push_back(b.elapsed_ms);

@@ -3,6 +3,9 @@
 // reference on every check size set with fresh seeds (outputs poisoned, inputs checksummed),
 // time on a benchmark size set interleaved with the baseline (cache flushed before every launch),
 // re-check the timed output, and derive speedup, bandwidth, roofline fraction and plausibility.
+// Within a check size set the buffers are reused with fresh inputs for every seed, so a kernel
+// that carries its result between launches is caught; the first launch is repeated on the same
+// inputs, so a nondeterministic (racy) kernel is caught.
 // Every outcome of the candidate is an Evaluation; only failures of the task's own reference or
 // baseline, or of the tool, throw.
 
@@ -18,6 +21,15 @@
 
 namespace kf {
 
+// What the evaluator is doing, for a supervisor that gives each phase its own deadline.
+enum class EvalPhase { kCompile, kLaunch, kHost };
+
+class EvalObserver {
+ public:
+  virtual ~EvalObserver() = default;
+  virtual void Phase(EvalPhase phase) = 0;  // called when a phase starts
+};
+
 struct EvalOptions {
   std::string bench_sizes;  // a size-set name; empty: chosen by device class
   int check_seeds = 2;      // fresh seeds per check size set
@@ -26,6 +38,7 @@ struct EvalOptions {
   int max_runs = 100;
   double min_timed_ms = 200;          // keep timing until this much candidate time is collected
   double plausibility_margin = 1.25;  // allowed factor over the peak bandwidth
+  EvalObserver* observer = nullptr;   // not owned; may be null
 };
 
 class Evaluator {
@@ -37,6 +50,8 @@ class Evaluator {
 
   Evaluation Evaluate(const Kernel& kernel, const Config& config);
   const PeakBandwidth& peak_bandwidth() const { return peak_; }
+  // Median time of one baseline launch at the benchmark sizes (a few runs), for deadlines.
+  double MeasureBaselineLaunchMs();
 
   struct Prepared;
 

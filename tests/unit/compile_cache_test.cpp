@@ -44,6 +44,7 @@ class CountingDevice : public Device {
   DeviceStatus Fill(BufferHandle, uint32_t, size_t) override { return DeviceStatus::Fail("no"); }
   LaunchResult Run(LoadedKernel&, std::span<const KernelArg>, const Launch&) override { return {}; }
   DeviceStatus FlushCache() override { return DeviceStatus::Ok(); }
+  DeviceStatus HealthCheck() override { return DeviceStatus::Ok(); }
 
   DeviceInfo info_ = FakeInfo("opencl", "fake", "1", "1", "");
   int compiles = 0;

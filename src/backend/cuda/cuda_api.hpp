@@ -32,6 +32,9 @@ constexpr int kAttrL2CacheSize = 38;
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
 constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;
+// Function attributes.
+constexpr int kFuncMaxThreadsPerBlock = 0;
+constexpr int kFuncSharedSizeBytes = 1;
 
 struct DriverApi {
   CUresult (*cuInit)(unsigned);
@@ -48,6 +51,7 @@ struct DriverApi {
   CUresult (*cuModuleLoadData)(CUmodule*, const void*);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuFuncGetAttribute)(int*, int, CUfunction);
   CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);

@@ -53,6 +53,12 @@ class CudaKernel : public LoadedKernel {
   CudaKernel(const DriverApi& api, CUmodule m, CUfunction f)
       : api_(api), module_(m), function_(f) {}
   ~CudaKernel() override { api_.cuModuleUnload(module_); }
+  KernelResources resources() const override {
+    int shared = 0, threads = 0;
+    api_.cuFuncGetAttribute(&shared, kFuncSharedSizeBytes, function_);
+    api_.cuFuncGetAttribute(&threads, kFuncMaxThreadsPerBlock, function_);
+    return {shared, threads};
+  }
   CUfunction function() const { return function_; }
 
  private:
@@ -190,6 +196,18 @@ class CudaDevice : public Device {
     a.cuEventElapsedTime(&ms, start_, stop_);
     result.elapsed_ms = ms;
     return result;
+  }
+
+  DeviceStatus HealthCheck() override {
+    if (DeviceStatus s = Check("cuCtxSynchronize", api().cuCtxSynchronize()); !s.ok()) return s;
+    BufferHandle probe = 0;
+    if (DeviceStatus s = Alloc(64, &probe); !s.ok()) return s;
+    DeviceStatus s = Fill(probe, 0x12345678u, 64);
+    uint32_t back = 0;
+    if (s.ok()) s = Read(probe, &back, 4);
+    Free(probe);
+    if (s.ok() && back != 0x12345678u) s = DeviceStatus::Fail("health check read back the wrong value");
+    return s;
   }
 
   DeviceStatus FlushCache() override {

@@ -142,7 +142,17 @@ constexpr const char* kFlushSource =
 
 class OpenCLKernel : public LoadedKernel {
  public:
-  OpenCLKernel(cl_program p, cl_kernel k) : program_(p), kernel_(k) {}
+  OpenCLKernel(cl_program p, cl_kernel k, cl_device_id d) : program_(p), kernel_(k), device_(d) {}
+  KernelResources resources() const override {
+    KernelResources r;
+    cl_ulong local = 0;
+    size_t group = 0;
+    clGetKernelWorkGroupInfo(kernel_, device_, CL_KERNEL_LOCAL_MEM_SIZE, sizeof(local), &local, nullptr);
+    clGetKernelWorkGroupInfo(kernel_, device_, CL_KERNEL_WORK_GROUP_SIZE, sizeof(group), &group, nullptr);
+    r.static_local_bytes = static_cast<int64_t>(local);
+    r.max_group_size = static_cast<int64_t>(group);
+    return r;
+  }
   ~OpenCLKernel() override {
     if (kernel_) clReleaseKernel(kernel_);
     if (program_) clReleaseProgram(program_);
@@ -152,6 +162,7 @@ class OpenCLKernel : public LoadedKernel {
  private:
   cl_program program_;
   cl_kernel kernel_;
+  cl_device_id device_;
 };
 
 std::string BuildLog(cl_program program, cl_device_id device) {
@@ -243,7 +254,7 @@ class OpenCLDevice : public Device {
       clReleaseProgram(program);
       return nullptr;
     }
-    return std::make_unique<OpenCLKernel>(program, kernel);
+    return std::make_unique<OpenCLKernel>(program, kernel, device_);
   }
 
   DeviceStatus Alloc(size_t bytes, BufferHandle* out) override {
@@ -342,6 +353,19 @@ class OpenCLDevice : public Device {
     clReleaseEvent(event);
     result.elapsed_ms = static_cast<double>(end - start) * 1e-6;
     return result;
+  }
+
+  DeviceStatus HealthCheck() override {
+    cl_int e = clFinish(queue_);
+    if (e != CL_SUCCESS) return DeviceStatus::Fail(ClError("clFinish", e));
+    BufferHandle probe = 0;
+    if (DeviceStatus s = Alloc(64, &probe); !s.ok()) return s;
+    DeviceStatus s = Fill(probe, 0x12345678u, 64);
+    uint32_t back = 0;
+    if (s.ok()) s = Read(probe, &back, 4);
+    Free(probe);
+    if (s.ok() && back != 0x12345678u) s = DeviceStatus::Fail("health check read back the wrong value");
+    return s;
   }
 
   // A read-modify-write kernel over twice the cache: a fill may use non-temporal stores on CPU
