@@ -117,7 +117,8 @@ kf::Config ParseSets(const kf::Kernel& kernel, const std::vector<std::string>& s
   return kernel.ResolveConfig(overrides);
 }
 
-void CheckLanguage(const kf::Kernel& kernel, kf::Language device_language, const std::string& device) {
+void CheckLanguage(const kf::Kernel& kernel, kf::Language device_language,
+                   const std::string& device) {
   if (device_language != kernel.language) {
     throw kf::InputError(kernel.path, 0, "language",
                          fmt::format("a {} kernel cannot run on {}; pick a device with --device",
@@ -158,7 +159,8 @@ int EvalInProcess(const EvalArgs& a, const kf::Task& task) {
   std::string error;
   std::unique_ptr<kf::Device> device = kf::OpenDevice(backends, a.device, &error);
   if (!device) throw NoDevice(error);
-  kf::Kernel kernel = kf::LoadKernelFile(ResolveKernelPath(task, a.kernel, device->info().language()));
+  kf::Kernel kernel =
+      kf::LoadKernelFile(ResolveKernelPath(task, a.kernel, device->info().language()));
   kf::Config config = ParseSets(kernel, a.sets);
   CheckLanguage(kernel, device->info().language(), device->info().Selector());
   kf::CompileCache cache(kf::DefaultCacheDir());
@@ -192,7 +194,8 @@ int Eval(EvalArgs a) {
   o.seeds = a.seeds;
   kf::Supervisor supervisor(o);  // opens the device in the executor, never here
   const nlohmann::json& info = supervisor.executor_info();
-  kf::Language lang = info.value("backend", "") == "cuda" ? kf::Language::kCuda : kf::Language::kOpenCL;
+  kf::Language lang =
+      info.value("backend", "") == "cuda" ? kf::Language::kCuda : kf::Language::kOpenCL;
   std::string kernel_path = ResolveKernelPath(task, a.kernel, lang);
   kf::Kernel kernel = kf::LoadKernelFile(kernel_path);
   kf::Config config = ParseSets(kernel, a.sets);
@@ -209,7 +212,9 @@ int Eval(EvalArgs a) {
   return kExitOk;
 }
 
-int Executor(const kf::ExecutorArgs& args) { return kf::RunExecutor(args); }
+int Executor(const kf::ExecutorArgs& args) {
+  return kf::RunExecutor(args);
+}
 
 }  // namespace
 
@@ -263,7 +268,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   kf::ExecutorArgs exec_args;
-  CLI::App* executor = app.add_subcommand("executor", "Internal: the supervised evaluation process");
+  CLI::App* executor =
+      app.add_subcommand("executor", "Internal: the supervised evaluation process");
   executor->group("");  // hidden from --help
   executor->add_option("--task", exec_args.options.task)->required();
   executor->add_option("--device", exec_args.options.device);

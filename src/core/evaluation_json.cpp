@@ -31,9 +31,9 @@ std::optional<TimingStats> TimingFrom(const nlohmann::json& j) {
 }  // namespace
 
 std::optional<Status> ParseStatus(std::string_view name) {
-  for (Status s : {Status::kOk, Status::kCompileError, Status::kLaunchError, Status::kIncorrect,
-                   Status::kNan, Status::kCrash, Status::kTimeout, Status::kImplausible,
-                   Status::kInvalidConfig}) {
+  for (Status s :
+       {Status::kOk, Status::kCompileError, Status::kLaunchError, Status::kIncorrect, Status::kNan,
+        Status::kCrash, Status::kTimeout, Status::kImplausible, Status::kInvalidConfig}) {
     if (StatusName(s) == name) return s;
   }
   return std::nullopt;

@@ -1,10 +1,10 @@
 #include "eval/corpus.hpp"
 
-#include <chrono>
-#include <filesystem>
-
 #include <fmt/format.h>
 #include <toml++/toml.h>
+
+#include <chrono>
+#include <filesystem>
 
 #include "core/evaluation_json.hpp"
 #include "core/input_error.hpp"
@@ -17,7 +17,8 @@ std::vector<CorpusEntry> LoadCorpus(const std::string& manifest, Language langua
   try {
     root = toml::parse_file(manifest);
   } catch (const toml::parse_error& e) {
-    throw InputError(manifest, static_cast<int>(e.source().begin.line), "syntax", std::string(e.description()));
+    throw InputError(manifest, static_cast<int>(e.source().begin.line), "syntax",
+                     std::string(e.description()));
   }
   const std::string lang(LanguageName(language));
   const std::string dir = std::filesystem::path(manifest).parent_path().string();
@@ -34,14 +35,17 @@ std::vector<CorpusEntry> LoadCorpus(const std::string& manifest, Language langua
     };
     CorpusEntry e;
     const toml::node* file = field("file");
-    if (!file || !file->is_string()) throw InputError(manifest, line, "kernel.file", "expected a file stem");
+    if (!file || !file->is_string())
+      throw InputError(manifest, line, "kernel.file", "expected a file stem");
     e.name = file->as_string()->get();
     e.path = fmt::format("{}/{}.{}", dir, e.name, language == Language::kCuda ? "cu" : "cl");
     if (!std::filesystem::exists(e.path)) continue;
     const toml::node* status = field("status");
     auto add_status = [&](const toml::node& n) {
       std::optional<Status> s = n.is_string() ? ParseStatus(n.as_string()->get()) : std::nullopt;
-      if (!s) throw InputError(manifest, static_cast<int>(n.source().begin.line), "kernel.status", "unknown status");
+      if (!s)
+        throw InputError(manifest, static_cast<int>(n.source().begin.line), "kernel.status",
+                         "unknown status");
       e.statuses.push_back(*s);
     };
     if (!status) throw InputError(manifest, line, "kernel.status", "missing");
@@ -50,7 +54,8 @@ std::vector<CorpusEntry> LoadCorpus(const std::string& manifest, Language langua
     } else {
       add_status(*status);
     }
-    if (const toml::node* reason = field("reason"); reason && reason->is_string()) e.reason = reason->as_string()->get();
+    if (const toml::node* reason = field("reason"); reason && reason->is_string())
+      e.reason = reason->as_string()->get();
     out.push_back(std::move(e));
   }
   return out;
@@ -63,7 +68,9 @@ std::string CheckVerdict(const CorpusEntry& entry, const Evaluation& ev) {
     status_ok = status_ok || s == ev.status;
     wanted += (wanted.empty() ? "" : " or ") + std::string(StatusName(s));
   }
-  if (!status_ok) return fmt::format("{}: got {} ({}), wanted {}", entry.name, StatusName(ev.status), ev.reason, wanted);
+  if (!status_ok)
+    return fmt::format("{}: got {} ({}), wanted {}", entry.name, StatusName(ev.status), ev.reason,
+                       wanted);
   if (!entry.reason.empty() && ev.reason.find(entry.reason) == std::string::npos) {
     return fmt::format("{}: reason '{}' lacks '{}'", entry.name, ev.reason, entry.reason);
   }
@@ -86,8 +93,8 @@ StreamResult RunStream(Supervisor& supervisor, const std::vector<StreamItem>& it
     if (item.expect) {
       wrong = CheckVerdict(*item.expect, ev);
     } else if (ev.status != Status::kOk) {
-      wrong = fmt::format("{} {}: good kernel judged {} ({})", item.kernel.path, ConfigToString(item.config),
-                          status, ev.reason);
+      wrong = fmt::format("{} {}: good kernel judged {} ({})", item.kernel.path,
+                          ConfigToString(item.config), status, ev.reason);
     }
     if (!wrong.empty()) result.failures.push_back(fmt::format("#{}: {}", result.evaluated, wrong));
   }

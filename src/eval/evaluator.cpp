@@ -103,7 +103,8 @@ void RefillInputs(const Task& task, Workspace& ws, uint64_t seed) {
 }
 
 // Elements of the outputs that differ bit for bit between two launches.
-int64_t DifferingElements(const Task& task, const std::vector<HostBuffer>& a, const std::vector<HostBuffer>& b) {
+int64_t DifferingElements(const Task& task, const std::vector<HostBuffer>& a,
+                          const std::vector<HostBuffer>& b) {
   int64_t n = 0;
   for (size_t i = 0; i < task.args.size(); ++i) {
     if (a[i].bytes.empty()) continue;
@@ -243,7 +244,8 @@ Evaluator::Evaluator(Device& device, const Task& task, const CompileCache& cache
 
 double Evaluator::MeasureBaselineLaunchMs() {
   const DeviceInfo& info = device_.info();
-  const SizeSet& bench = task_.BenchSizes(options_.bench_sizes, std::string(DeviceClassName(info.device_class)));
+  const SizeSet& bench =
+      task_.BenchSizes(options_.bench_sizes, std::string(DeviceClassName(info.device_class)));
   Workspace ws = MakeWorkspace(device_, task_, bench.sizes, FreshSeed());
   Launch launch = MakeLaunch(baseline_->kernel, baseline_->config, ws.env);
   PrepareLaunch(device_, task_, ws, true);
@@ -330,18 +332,22 @@ Evaluation Evaluator::Evaluate(const Kernel& kernel, const Config& config) {
   // (some drivers abort the process rather than fail the launch).
   KernelResources needs = loaded->resources();
   if (needs.static_local_bytes > info.local_mem_bytes) {
-    ev.hints.push_back(fmt::format("local/shared memory over the device limit ({} bytes per group on {})",
-                                   info.local_mem_bytes, info.name));
-    return fail(Status::kCompileError,
-                fmt::format("the kernel declares {} bytes of local/shared memory per group; the device "
-                            "allows {}", needs.static_local_bytes, info.local_mem_bytes));
+    ev.hints.push_back(
+        fmt::format("local/shared memory over the device limit ({} bytes per group on {})",
+                    info.local_mem_bytes, info.name));
+    return fail(
+        Status::kCompileError,
+        fmt::format("the kernel declares {} bytes of local/shared memory per group; the device "
+                    "allows {}",
+                    needs.static_local_bytes, info.local_mem_bytes));
   }
   {
     Launch l = MakeLaunch(kernel, config, SizesEnv(bench.sizes));
     int64_t threads = 1;
     for (int64_t b : l.block) threads *= b;
     if (needs.max_group_size > 0 && threads > needs.max_group_size) {
-      ev.hints.push_back("too many registers or too much local memory per work-item for this block size");
+      ev.hints.push_back(
+          "too many registers or too much local memory per work-item for this block size");
       return fail(Status::kLaunchError,
                   fmt::format("block of {} work-items, but the compiled kernel allows at most {} "
                               "(its register or local-memory use)",
@@ -420,10 +426,11 @@ Evaluation Evaluator::Evaluate(const Kernel& kernel, const Config& config) {
           if (!again.status.ok()) return launch_failed(launch, again.status.message(), where);
           int64_t differing = DifferingElements(task_, out, ReadOutputs(device_, task_, ws));
           if (differing > 0) {
-            return fail(Status::kIncorrect,
-                        fmt::format("nondeterministic: a second launch on the same inputs differs in "
-                                    "{} elements (a race between work-items?) ({})",
-                                    differing, where));
+            return fail(
+                Status::kIncorrect,
+                fmt::format("nondeterministic: a second launch on the same inputs differs in "
+                            "{} elements (a race between work-items?) ({})",
+                            differing, where));
           }
         }
         previous_ref = std::move(ref);

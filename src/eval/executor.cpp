@@ -1,6 +1,7 @@
 #include "eval/executor.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -10,7 +11,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
 
 #include "backend/registry.hpp"
 #include "core/evaluation_json.hpp"
@@ -35,7 +35,9 @@ bool WriteAll(int fd, const std::string& data) {
   return true;
 }
 
-bool Send(int fd, const nlohmann::json& message) { return WriteAll(fd, message.dump() + "\n"); }
+bool Send(int fd, const nlohmann::json& message) {
+  return WriteAll(fd, message.dump() + "\n");
+}
 
 // Moves `fd` to a descriptor >= 10 with close-on-exec, so the child can dup2 onto 3 and 4 safely.
 int HighFd(int fd) {
@@ -44,7 +46,9 @@ int HighFd(int fd) {
   return high;
 }
 
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 std::string SignalName(int sig) {
   const char* abbrev = sigabbrev_np(sig);
@@ -60,9 +64,13 @@ nlohmann::json ExecutorCounters::ToJson() const {
           {"fault_seconds", fault_seconds}};
 }
 
-Supervisor::Supervisor(ExecutorOptions options) : options_(std::move(options)) { Start(); }
+Supervisor::Supervisor(ExecutorOptions options) : options_(std::move(options)) {
+  Start();
+}
 
-Supervisor::~Supervisor() { Stop(); }
+Supervisor::~Supervisor() {
+  Stop();
+}
 
 double Supervisor::launch_deadline_s() const {
   double s = options_.launch_factor * baseline_ms_ * 1e-3;
@@ -80,20 +88,19 @@ void Supervisor::Start() {
   reply[1] = HighFd(reply[1]);
 
   const ExecutorOptions& o = options_;
-  std::vector<std::string> args = {o.binary,
-                                   "executor",
-                                   "--task", o.task,
-                                   "--device", o.device,
-                                   "--sizes", o.sizes,
-                                   "--seeds", std::to_string(o.seeds),
-                                   "--warmup-runs", std::to_string(o.warmup_runs),
-                                   "--min-runs", std::to_string(o.min_runs),
-                                   "--max-runs", std::to_string(o.max_runs),
+  std::vector<std::string> args = {o.binary,         "executor",
+                                   "--task",         o.task,
+                                   "--device",       o.device,
+                                   "--sizes",        o.sizes,
+                                   "--seeds",        std::to_string(o.seeds),
+                                   "--warmup-runs",  std::to_string(o.warmup_runs),
+                                   "--min-runs",     std::to_string(o.min_runs),
+                                   "--max-runs",     std::to_string(o.max_runs),
                                    "--min-timed-ms", fmt::format("{}", o.min_timed_ms),
-                                   "--baseline-ms", fmt::format("{}", baseline_ms_),
+                                   "--baseline-ms",  fmt::format("{}", baseline_ms_),
                                    "--limit-as-gib", fmt::format("{}", o.address_space_gib),
-                                   "--limit-cpu-s", fmt::format("{}", o.cpu_seconds),
-                                   "--parent", std::to_string(getpid())};
+                                   "--limit-cpu-s",  fmt::format("{}", o.cpu_seconds),
+                                   "--parent",       std::to_string(getpid())};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -161,8 +168,10 @@ std::string Supervisor::DescribeExit() {
   if (pid_ <= 0) return "the executor is not running";
   if (waitpid(pid_, &status, 0) != pid_) return "the executor vanished";
   pid_ = -1;
-  if (WIFSIGNALED(status)) return fmt::format("the executor died from {}", SignalName(WTERMSIG(status)));
-  if (WIFEXITED(status)) return fmt::format("the executor exited with code {}", WEXITSTATUS(status));
+  if (WIFSIGNALED(status))
+    return fmt::format("the executor died from {}", SignalName(WTERMSIG(status)));
+  if (WIFEXITED(status))
+    return fmt::format("the executor exited with code {}", WEXITSTATUS(status));
   return "the executor stopped";
 }
 
@@ -175,7 +184,8 @@ Supervisor::ReadResult Supervisor::ReadMessage(Clock::time_point deadline, nlohm
       if (out->is_discarded()) continue;  // not ours: ignore a malformed line
       return ReadResult::kMessage;
     }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) return ReadResult::kTimeout;
     pollfd p{from_child_, POLLIN, 0};
     int ready = poll(&p, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
@@ -193,7 +203,9 @@ Evaluation Supervisor::Evaluate(const Kernel& kernel, const Config& config) {
   if (pid_ <= 0) Start();
   Clock::time_point started = Clock::now();
   int id = ++next_id_;
-  nlohmann::json request = {{"id", id}, {"path", kernel.path}, {"source", kernel.source},
+  nlohmann::json request = {{"id", id},
+                            {"path", kernel.path},
+                            {"source", kernel.source},
                             {"config", ConfigToJson(config)}};
   auto fault = [&](Status status, std::string reason) {
     Evaluation ev;
@@ -208,10 +220,11 @@ Evaluation Supervisor::Evaluate(const Kernel& kernel, const Config& config) {
 
   std::string phase = "host";
   auto budget = [&](const std::string& p) {
-    double s = p == "compile" ? options_.compile_timeout_s
+    double s = p == "compile"  ? options_.compile_timeout_s
                : p == "launch" ? launch_deadline_s()
                                : options_.host_timeout_s;
-    return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+    return Clock::now() +
+           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
   };
   Clock::time_point deadline = budget(phase);
   if (!Send(to_child_, request)) {
@@ -226,7 +239,8 @@ Evaluation Supervisor::Evaluate(const Kernel& kernel, const Config& config) {
       Stop();  // the executor is killed; a fresh one starts with the next candidate
       if (phase == "compile") {
         return fault(Status::kCompileError,
-                     fmt::format("compilation ran past its deadline of {:.0f} s", options_.compile_timeout_s));
+                     fmt::format("compilation ran past its deadline of {:.0f} s",
+                                 options_.compile_timeout_s));
       }
       if (phase == "launch") {
         return fault(Status::kTimeout,
@@ -242,7 +256,8 @@ Evaluation Supervisor::Evaluate(const Kernel& kernel, const Config& config) {
     if (r == ReadResult::kEof) {
       std::string why = DescribeExit();
       Stop();
-      return fault(Status::kCrash, fmt::format("{} during {}", why, phase == "launch" ? "a launch" : phase));
+      return fault(Status::kCrash,
+                   fmt::format("{} during {}", why, phase == "launch" ? "a launch" : phase));
     }
     if (message.contains("phase")) {
       phase = message["phase"].get<std::string>();
@@ -271,7 +286,9 @@ class PhaseReporter : public EvalObserver {
  public:
   explicit PhaseReporter(int fd) : fd_(fd) {}
   void Phase(EvalPhase p) override {
-    const char* name = p == EvalPhase::kCompile ? "compile" : p == EvalPhase::kLaunch ? "launch" : "host";
+    const char* name = p == EvalPhase::kCompile  ? "compile"
+                       : p == EvalPhase::kLaunch ? "launch"
+                                                 : "host";
     Send(fd_, {{"phase", name}});
   }
 
@@ -361,7 +378,8 @@ int RunExecutor(const ExecutorArgs& args) {
     Evaluation ev;
     std::string tool_error;
     try {
-      Kernel kernel = ParseKernel(request.at("path").get<std::string>(), request.at("source").get<std::string>());
+      Kernel kernel = ParseKernel(request.at("path").get<std::string>(),
+                                  request.at("source").get<std::string>());
       ev = evaluator->Evaluate(kernel, ConfigFromJson(request.at("config")));
     } catch (const std::exception& e) {
       tool_error = e.what();
@@ -370,7 +388,8 @@ int RunExecutor(const ExecutorArgs& args) {
     DeviceStatus health = device->HealthCheck();
     bool restart = !health.ok();
     if (restart) {
-      std::string before = tool_error.empty() ? std::string(StatusName(ev.status)) + ": " + ev.reason : tool_error;
+      std::string before =
+          tool_error.empty() ? std::string(StatusName(ev.status)) + ": " + ev.reason : tool_error;
       ev.status = Status::kCrash;
       ev.reason = fmt::format("the device is unusable after this candidate ({}); first sign: {}",
                               health.message(), before);

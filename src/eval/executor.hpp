@@ -12,10 +12,9 @@
 
 #include <chrono>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "core/evaluation.hpp"
 #include "core/kernel.hpp"
@@ -43,7 +42,8 @@ struct ExecutorCounters {
   int starts = 0;
   int restarts = 0;  // executors started after a fault
   std::map<std::string, int> verdicts;
-  double fault_seconds = 0;  // wall time spent on candidates that crashed or timed out, and restarts
+  double fault_seconds =
+      0;  // wall time spent on candidates that crashed or timed out, and restarts
   nlohmann::json ToJson() const;
 };
 

@@ -2,18 +2,18 @@
 // reason (tests/data/corpus/corpus.toml), and a search-sized stream of bad kernels mixed with
 // good ones must end with every good kernel `ok` and no executor process left behind.
 
+#include "eval/corpus.hpp"
+
 #include <dirent.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
-#include <fmt/format.h>
-#include <gtest/gtest.h>
-
 #include "core/task.hpp"
-#include "eval/corpus.hpp"
 #include "eval/executor.hpp"
 
 namespace kf {
@@ -98,8 +98,10 @@ TEST_P(Corpus, StreamOfHundredsKeepsEveryGoodKernelOkAndLeavesNoExecutor) {
   Kernel baseline = LoadKernelFile(task.PathOf("baseline" + ext));
   Kernel vec8 = LoadKernelFile(task.PathOf("rope_vec8" + ext));
   std::vector<StreamItem> good;
-  for (const char* block : {"128", "256"}) good.push_back({baseline, baseline.ResolveConfig({{"BLOCK", block}}), nullptr});
-  for (const char* hpt : {"1", "2", "4", "8"}) good.push_back({vec8, vec8.ResolveConfig({{"HPT", hpt}}), nullptr});
+  for (const char* block : {"128", "256"})
+    good.push_back({baseline, baseline.ResolveConfig({{"BLOCK", block}}), nullptr});
+  for (const char* hpt : {"1", "2", "4", "8"})
+    good.push_back({vec8, vec8.ResolveConfig({{"HPT", hpt}}), nullptr});
   std::vector<StreamItem> items;
   size_t g = 0;
   for (int round = 0; items.size() < 200; ++round) {
@@ -112,10 +114,11 @@ TEST_P(Corpus, StreamOfHundredsKeepsEveryGoodKernelOkAndLeavesNoExecutor) {
   StreamResult r = RunStream(*supervisor_, items);
   for (const auto& f : r.failures) ADD_FAILURE() << f;
   ExecutorCounters c = supervisor_->counters();
-  fmt::print("stream: {} evaluations in {:.1f} s; verdicts {}; executor starts {}, restarts {}, "
-             "{:.1f} s lost to faults\n",
-             r.evaluated, r.wall_s, nlohmann::json(r.count_by_status).dump(), c.starts, c.restarts,
-             c.fault_seconds);
+  fmt::print(
+      "stream: {} evaluations in {:.1f} s; verdicts {}; executor starts {}, restarts {}, "
+      "{:.1f} s lost to faults\n",
+      r.evaluated, r.wall_s, nlohmann::json(r.count_by_status).dump(), c.starts, c.restarts,
+      c.fault_seconds);
   EXPECT_GE(r.evaluated, 200);
   EXPECT_EQ(r.count_by_status["ok"], static_cast<int>(items.size() - items.size() / 3));
   supervisor_.reset();

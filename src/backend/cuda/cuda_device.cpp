@@ -206,7 +206,8 @@ class CudaDevice : public Device {
     uint32_t back = 0;
     if (s.ok()) s = Read(probe, &back, 4);
     Free(probe);
-    if (s.ok() && back != 0x12345678u) s = DeviceStatus::Fail("health check read back the wrong value");
+    if (s.ok() && back != 0x12345678u)
+      s = DeviceStatus::Fail("health check read back the wrong value");
     return s;
   }
 

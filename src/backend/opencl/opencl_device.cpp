@@ -147,8 +147,10 @@ class OpenCLKernel : public LoadedKernel {
     KernelResources r;
     cl_ulong local = 0;
     size_t group = 0;
-    clGetKernelWorkGroupInfo(kernel_, device_, CL_KERNEL_LOCAL_MEM_SIZE, sizeof(local), &local, nullptr);
-    clGetKernelWorkGroupInfo(kernel_, device_, CL_KERNEL_WORK_GROUP_SIZE, sizeof(group), &group, nullptr);
+    clGetKernelWorkGroupInfo(kernel_, device_, CL_KERNEL_LOCAL_MEM_SIZE, sizeof(local), &local,
+                             nullptr);
+    clGetKernelWorkGroupInfo(kernel_, device_, CL_KERNEL_WORK_GROUP_SIZE, sizeof(group), &group,
+                             nullptr);
     r.static_local_bytes = static_cast<int64_t>(local);
     r.max_group_size = static_cast<int64_t>(group);
     return r;
@@ -364,7 +366,8 @@ class OpenCLDevice : public Device {
     uint32_t back = 0;
     if (s.ok()) s = Read(probe, &back, 4);
     Free(probe);
-    if (s.ok() && back != 0x12345678u) s = DeviceStatus::Fail("health check read back the wrong value");
+    if (s.ok() && back != 0x12345678u)
+      s = DeviceStatus::Fail("health check read back the wrong value");
     return s;
   }
 
