@@ -12,6 +12,7 @@
 
 #include "backend/registry.hpp"
 #include "cli/json_output.hpp"
+#include "cli/tune_command.hpp"
 #include "core/input_error.hpp"
 #include "core/task_library.hpp"
 #include "eval/evaluator.hpp"
@@ -267,6 +268,28 @@ int main(int argc, char** argv) {
                    "Address-space limit of the executor in GiB (0 = none; CUDA needs a large one)")
       ->capture_default_str();
 
+  kf::TuneArgs tune_args;
+  CLI::App* tune = app.add_subcommand(
+      "tune",
+      "Search a template's parameter space on a device, or replay a recorded space (--replay)");
+  tune->add_option("TASK", tune_args.task, "A task folder or the name of a bundled task");
+  tune->add_option("KERNEL", tune_args.kernel, "A kernel template with @param annotations");
+  tune->add_option(
+      "--replay", tune_args.replay,
+      "Answer every evaluation from a recorded space (Kernel Tuner cache JSON, .gz or not)");
+  tune->add_option("--strategy", tune_args.strategy,
+                   "exhaustive, random, genetic, annealing or model (default: model)");
+  tune->add_option("--budget", tune_args.budget, "Evaluations to spend")->capture_default_str();
+  tune->add_option("--time-budget", tune_args.seconds, "Seconds to spend (0 = no limit)");
+  tune->add_option("--seed", tune_args.seed, "Random seed (the search is deterministic for a seed)")
+      ->capture_default_str();
+  tune->add_option("--device", tune_args.device, "Device selector, as for eval");
+  tune->add_option("--sizes", tune_args.sizes, "Benchmark size set to time");
+  tune->add_option("--record", tune_args.record,
+                   "Write every measurement to this file in Kernel Tuner's cache format");
+  tune->add_flag("--json", tune_args.json, "Print one JSON object on stdout");
+  tune->add_option("--launch-floor", tune_args.executor.launch_floor_s, "As for eval");
+
   kf::ExecutorArgs exec_args;
   CLI::App* executor =
       app.add_subcommand("executor", "Internal: the supervised evaluation process");
@@ -296,6 +319,7 @@ int main(int argc, char** argv) {
     if (*tasks) return Tasks(json);
     if (*eval) return Eval(eval_args);
     if (*executor) return Executor(exec_args);
+    if (*tune) return kf::RunTune(tune_args, SelfPath());
   } catch (const kf::ExecutorError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return e.exit_code();

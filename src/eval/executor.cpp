@@ -3,13 +3,13 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 
 #include "backend/registry.hpp"
@@ -356,6 +356,10 @@ int RunExecutor(const ExecutorArgs& args) {
              {"device", fmt::format("{} ({})", info.Selector(), info.name)},
              {"backend", info.backend},
              {"class", DeviceClassName(info.device_class)},
+             {"max_work_group_size", info.max_work_group_size},
+             {"local_mem_bytes", info.local_mem_bytes},
+             {"sub_group_width", info.sub_group_width},
+             {"compute_units", info.compute_units},
              {"baseline_ms", baseline_ms},
              {"peak_gbs", evaluator->peak_bandwidth().gbs},
              {"peak_source", evaluator->peak_bandwidth().source},

@@ -1,0 +1,22 @@
+#pragma once
+// `kfoundry tune`: a template's parameter space searched on a live device, or a recorded space
+// replayed (--replay), by one of the strategies.
+
+#include <string>
+
+#include "eval/executor.hpp"
+
+namespace kf {
+
+struct TuneArgs {
+  std::string task, kernel, replay, strategy, device, sizes, record;
+  int budget = 100;
+  double seconds = 0;
+  unsigned long long seed = 1;
+  bool json = false;
+  ExecutorOptions executor;
+};
+
+int RunTune(TuneArgs args, const std::string& self);
+
+}  // namespace kf

@@ -1,0 +1,233 @@
+// Model-based search: a random forest fitted to every measurement so far predicts log(time) with
+// a spread (the disagreement of its trees), and the next point is the unmeasured one with the
+// highest expected improvement over the best. Failures enter the model as slower than anything
+// seen, so the search learns where configurations fail. A few random points start it (8, or a
+// quarter of a smaller budget).
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "tune/strategy.hpp"
+
+namespace kf {
+
+namespace {
+
+struct Node {
+  int feature = -1;  // -1: leaf
+  double threshold = 0, value = 0;
+  int left = -1, right = -1;
+};
+
+class Tree {
+ public:
+  void Fit(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
+           std::vector<int> rows, std::mt19937_64& rng) {
+    nodes_.clear();
+    Build(x, y, rows, 0, rng);
+  }
+
+  double Predict(const std::vector<double>& f) const {
+    int n = 0;
+    while (nodes_[static_cast<size_t>(n)].feature >= 0) {
+      const Node& node = nodes_[static_cast<size_t>(n)];
+      n = f[static_cast<size_t>(node.feature)] <= node.threshold ? node.left : node.right;
+    }
+    return nodes_[static_cast<size_t>(n)].value;
+  }
+
+ private:
+  int Build(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
+            std::vector<int>& rows, int depth, std::mt19937_64& rng) {
+    int id = static_cast<int>(nodes_.size());
+    nodes_.emplace_back();
+    double mean = 0;
+    for (int r : rows) mean += y[static_cast<size_t>(r)];
+    mean /= static_cast<double>(rows.size());
+    nodes_[static_cast<size_t>(id)].value = mean;
+    if (rows.size() < 4 || depth >= 14) return id;
+
+    const size_t features = x[0].size();
+    const size_t tries = std::max<size_t>(1, (features + 1) * 2 / 3);
+    double best_score = 0;
+    int best_feature = -1;
+    double best_threshold = 0;
+    std::vector<std::pair<double, double>> column(rows.size());
+    for (size_t t = 0; t < tries; ++t) {
+      size_t f = std::uniform_int_distribution<size_t>(0, features - 1)(rng);
+      for (size_t i = 0; i < rows.size(); ++i) {
+        column[i] = {x[static_cast<size_t>(rows[i])][f], y[static_cast<size_t>(rows[i])]};
+      }
+      std::sort(column.begin(), column.end());
+      double total = 0, total_sq = 0;
+      for (const auto& [v, target] : column) {
+        total += target;
+        total_sq += target * target;
+      }
+      double left = 0, left_sq = 0;
+      const double n = static_cast<double>(column.size());
+      for (size_t i = 0; i + 1 < column.size(); ++i) {
+        left += column[i].second;
+        left_sq += column[i].second * column[i].second;
+        if (column[i].first == column[i + 1].first) continue;
+        double nl = static_cast<double>(i + 1), nr = n - nl;
+        double sse = (left_sq - left * left / nl) +
+                     ((total_sq - left_sq) - (total - left) * (total - left) / nr);
+        double score = (total_sq - total * total / n) - sse;  // variance removed
+        if (score > best_score) {
+          best_score = score;
+          best_feature = static_cast<int>(f);
+          best_threshold = 0.5 * (column[i].first + column[i + 1].first);
+        }
+      }
+    }
+    if (best_feature < 0) return id;
+    std::vector<int> left_rows, right_rows;
+    for (int r : rows) {
+      (x[static_cast<size_t>(r)][static_cast<size_t>(best_feature)] <= best_threshold ? left_rows
+                                                                                      : right_rows)
+          .push_back(r);
+    }
+    int l = Build(x, y, left_rows, depth + 1, rng);
+    int r = Build(x, y, right_rows, depth + 1, rng);
+    Node& node = nodes_[static_cast<size_t>(id)];
+    node.feature = best_feature;
+    node.threshold = best_threshold;
+    node.left = l;
+    node.right = r;
+    return id;
+  }
+
+  std::vector<Node> nodes_;
+};
+
+std::vector<double> Features(const SearchSpace& space, const Point& p) {
+  std::vector<double> f;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const TuneParam& param = space.params()[i];
+    double v = param.numeric[static_cast<size_t>(p[i])];
+    f.push_back(v);
+    f.push_back(p[i]);  // the rank too: powers of two and variant switches split better on it
+  }
+  return f;
+}
+
+double NormalCdf(double z) {
+  return 0.5 * std::erfc(-z / std::sqrt(2.0));
+}
+double NormalPdf(double z) {
+  return std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI);
+}
+
+}  // namespace
+
+void ModelSearch(TuningSession& s, std::mt19937_64& rng) {
+  const SearchSpace& space = s.space();
+  const int kTrees = 24;
+  const size_t kCandidates = 3000;
+  // Up to 8 random points start the model; a small budget keeps most of itself for the model.
+  const int initial = std::clamp(s.remaining() / 4, 2, 8);
+  for (int i = 0; i < initial && !s.Done(); ++i) {
+    Point p = s.SampleUnseen(rng);
+    if (p.empty() || !s.Evaluate(p)) return;
+  }
+  bool small = space.product_size() <= SearchSpace::kEnumerateLimit && space.size() <= kCandidates;
+  std::vector<Tree> forest(kTrees);
+  while (!s.Done()) {
+    // Training data: log time; a failure counts as twice the slowest time seen.
+    std::vector<std::vector<double>> x;
+    std::vector<double> y;
+    double worst = -1e300, best = 1e300;
+    for (const TraceEntry& e : s.trace()) {
+      if (e.result.ok) {
+        worst = std::max(worst, std::log(e.result.time_ms));
+        best = std::min(best, std::log(e.result.time_ms));
+      }
+    }
+    if (best > 1e299) {  // nothing has worked yet: keep exploring at random
+      Point p = s.SampleUnseen(rng);
+      if (p.empty() || !s.Evaluate(p)) return;
+      continue;
+    }
+    for (const TraceEntry& e : s.trace()) {
+      x.push_back(Features(space, e.point));
+      y.push_back(e.result.ok ? std::log(e.result.time_ms) : worst + std::log(2.0));
+    }
+    for (Tree& t : forest) {
+      std::vector<int> rows(x.size());
+      for (int& r : rows)
+        r = std::uniform_int_distribution<int>(0, static_cast<int>(x.size()) - 1)(rng);
+      t.Fit(x, y, std::move(rows), rng);
+    }
+
+    // Candidates: every unmeasured point of a small space; else a random sample plus the
+    // neighbourhoods of the best points.
+    std::vector<Point> candidates;
+    if (small) {
+      for (const Point& p : space.points()) {
+        if (!s.Seen(p)) candidates.push_back(p);
+      }
+    } else {
+      std::vector<const TraceEntry*> ranked;
+      for (const TraceEntry& e : s.trace()) {
+        if (e.result.ok) ranked.push_back(&e);
+      }
+      std::sort(ranked.begin(), ranked.end(), [](const TraceEntry* a, const TraceEntry* b) {
+        return a->result.time_ms < b->result.time_ms;
+      });
+      for (size_t i = 0; i < std::min<size_t>(5, ranked.size()); ++i) {
+        for (Point& n : space.Neighbours(ranked[i]->point, false)) {
+          if (!s.Seen(n)) candidates.push_back(std::move(n));
+        }
+      }
+      for (size_t i = 0; i < kCandidates; ++i) {
+        Point p = s.SampleUnseen(rng);
+        if (p.empty()) break;
+        candidates.push_back(std::move(p));
+      }
+    }
+    if (candidates.empty()) return;
+
+    // Refitting costs grow with the data, so with n measurements the n/16 best candidates by
+    // expected improvement are measured before the next fit.
+    std::vector<std::pair<double, size_t>> scored;
+    const double xi = 0.01;
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      std::vector<double> f = Features(space, candidates[c]);
+      double sum = 0, sum_sq = 0;
+      for (const Tree& t : forest) {
+        double v = t.Predict(f);
+        sum += v;
+        sum_sq += v * v;
+      }
+      double mu = sum / kTrees;
+      double sigma = std::sqrt(std::max(1e-12, sum_sq / kTrees - mu * mu)) + 1e-3;
+      double z = (best - mu - xi) / sigma;
+      scored.emplace_back(-((best - mu - xi) * NormalCdf(z) + sigma * NormalPdf(z)), c);
+    }
+    size_t batch = std::min(scored.size(), std::max<size_t>(1, s.trace().size() / 16));
+    std::partial_sort(scored.begin(), scored.begin() + static_cast<long>(batch), scored.end());
+    for (size_t b = 0; b < batch; ++b) {
+      if (!s.Evaluate(candidates[scored[b].second])) return;
+    }
+    // Local refinement: the incumbent's unmeasured neighbour the forest likes best. Isolated
+    // optima that the surrogate smooths over are found this way.
+    if (const TraceEntry* incumbent = s.best()) {
+      double best_mu = 1e300;
+      Point pick;
+      for (Point& n : space.Neighbours(incumbent->point, false)) {
+        if (s.Seen(n)) continue;
+        std::vector<double> f = Features(space, n);
+        double mu = 0;
+        for (const Tree& t : forest) mu += t.Predict(f);
+        if (mu < best_mu) {
+          best_mu = mu;
+          pick = std::move(n);
+        }
+      }
+      if (!pick.empty() && !s.Evaluate(pick)) return;
+    }
+  }
+}
+
+}  // namespace kf
