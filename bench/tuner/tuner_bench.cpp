@@ -2,106 +2,144 @@
 // autotuning-methodology score (0 = random search, 1 = the optimum at once; Kernel Tuner's tuned
 // genetic algorithm scores 0.517 in that work) and the evaluations needed to reach 90%, 95% and
 // 99% of the optimum (median over seeds; ">B" when fewer than half the seeds got there within the
-// budget). Random search's expectation is computed exactly, not sampled.
+// budget). Random search's expectation is computed exactly, not sampled. With --rules DIR each
+// strategy also runs on the space the rules leave (rules tried-first points first); the optimum
+// and every measurement stay those of the whole recorded space.
 //
-//   kf_tuner_bench [--seeds N] [--strategies a,b,...] [--budget-factor F] SPACE.json[.gz] ...
+//   kf_tuner_bench [--seeds N] [--strategies a,b,...] [--budget-factor F] [--rules DIR] SPACE...
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "tune/rules.hpp"
 #include "tune/score.hpp"
 #include "tune/strategy.hpp"
 
 namespace {
 
-std::string Median(std::vector<int> v, int budget) {
-  for (int& x : v) x = x < 0 ? budget + 1 : x;
-  std::sort(v.begin(), v.end());
-  int m = v[v.size() / 2];
-  return m > budget ? fmt::format(">{}", budget) : std::to_string(m);
-}
-
-double MedianValue(std::vector<int> v, int budget) {
+int MedianOf(std::vector<int> v, int budget) {
   for (int& x : v) x = x < 0 ? budget + 1 : x;
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
 
+std::string Shown(int median, int budget) {
+  return median > budget ? fmt::format(">{}", budget) : std::to_string(median);
+}
+
+struct Options {
+  int seeds = 20;
+  double budget_factor = 1.0;
+  std::vector<std::string> strategies = {"random", "genetic", "annealing", "model"};
+  std::vector<std::string> spaces;
+  std::string rules_dir;
+};
+
+Options Parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        fmt::print(stderr, "kf_tuner_bench: {} needs a value\n", a);
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--seeds") {
+      o.seeds = std::atoi(next().c_str());
+    } else if (a == "--budget-factor") {
+      o.budget_factor = std::atof(next().c_str());
+    } else if (a == "--rules") {
+      o.rules_dir = next();
+    } else if (a == "--strategies") {
+      o.strategies.clear();
+      std::stringstream ss(next());
+      std::string s;
+      while (std::getline(ss, s, ',')) o.strategies.push_back(s);
+    } else if (a == "-h" || a == "--help") {
+      fmt::print(
+          "usage: kf_tuner_bench [--seeds N] [--strategies a,b] [--budget-factor F] [--rules DIR] "
+          "SPACE...\n");
+      std::exit(0);
+    } else {
+      o.spaces.push_back(a);
+    }
+  }
+  return o;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  int seeds = 20;
-  double budget_factor = 2.0;
-  std::vector<std::string> strategies = {"random", "genetic", "annealing", "model"};
-  std::vector<std::string> spaces;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--seeds" && i + 1 < argc) {
-      seeds = std::atoi(argv[++i]);
-    } else if (a == "--budget-factor" && i + 1 < argc) {
-      budget_factor = std::atof(argv[++i]);
-    } else if (a == "--strategies" && i + 1 < argc) {
-      strategies.clear();
-      std::stringstream ss(argv[++i]);
-      std::string s;
-      while (std::getline(ss, s, ',')) strategies.push_back(s);
-    } else if (a == "-h" || a == "--help") {
-      fmt::print(
-          "usage: kf_tuner_bench [--seeds N] [--strategies a,b] [--budget-factor F] SPACE...\n");
-      return 0;
-    } else {
-      spaces.push_back(a);
-    }
-  }
-  if (spaces.empty()) {
+  Options o = Parse(argc, argv);
+  if (o.spaces.empty()) {
     fmt::print(stderr, "kf_tuner_bench: give one or more recorded spaces\n");
     return 2;
   }
+  std::vector<kf::Rule> rules;
+  if (!o.rules_dir.empty()) rules = kf::LoadRules(o.rules_dir);
   fmt::print(
-      "| space | configs | cutoff | budget | strategy | score | evals to 90% | 95% | 99% | "
+      "| space | configs | cutoff | budget | strategy | rules | score | evals to 90% | 95% | 99% | "
       "random/strategy at 95% |\n");
-  fmt::print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
-  for (const std::string& path : spaces) {
+  fmt::print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  for (const std::string& path : o.spaces) {
     auto replay = kf::ReplayObjective::Load(path);
     kf::SpaceBaseline baseline(replay->records());
     int cutoff = baseline.Cutoff();
     int budget = std::min<int>(static_cast<int>(baseline.size()),
-                               std::max<int>(static_cast<int>(budget_factor * cutoff), 50));
+                               std::max<int>(static_cast<int>(o.budget_factor * cutoff), 50));
     std::string name = path.substr(path.find_last_of('/') + 1);
-    double random95 = 0;
-    for (const std::string& s : strategies) {
+    kf::RuledSpace ruled = kf::ApplyRules(
+        rules,
+        kf::RecordedSpaceContext(replay->device_name().empty() ? name : replay->device_name(),
+                                 replay->kernel_name()),
+        replay->space());
+    std::vector<bool> variants = {false};
+    if (!ruled.applied.empty()) variants.push_back(true);
+    int random95 = 0;
+    for (const std::string& s : o.strategies) {
       kf::Strategy strategy = kf::StrategyByName(s);
       if (!strategy) {
         fmt::print(stderr, "unknown strategy {}\n", s);
         return 2;
       }
-      std::vector<std::vector<double>> curves;
-      std::vector<int> to90, to95, to99;
-      for (int seed = 1; seed <= seeds; ++seed) {
-        std::mt19937_64 rng(static_cast<uint64_t>(seed) * 7919);
-        kf::TuningSession session(replay->space(), *replay, {budget, 0});
-        strategy(session, rng);
-        curves.push_back(
-            kf::BestSoFar(session.trace(), std::max(budget, cutoff), baseline.worst()));
-        to90.push_back(kf::EvaluationsToFraction(session.trace(), baseline.optimum(), 0.90));
-        to95.push_back(kf::EvaluationsToFraction(session.trace(), baseline.optimum(), 0.95));
-        to99.push_back(kf::EvaluationsToFraction(session.trace(), baseline.optimum(), 0.99));
+      for (bool with_rules : variants) {
+        const kf::SearchSpace& space = with_rules ? ruled.space : replay->space();
+        std::vector<std::vector<double>> curves;
+        std::vector<int> to90, to95, to99;
+        for (int seed = 1; seed <= o.seeds; ++seed) {
+          std::mt19937_64 rng(static_cast<uint64_t>(seed) * 7919);
+          kf::TuningSession session(space, *replay, {budget, 0});
+          if (with_rules) {
+            for (const kf::Point& p : ruled.try_first) session.Evaluate(p);
+          }
+          strategy(session, rng);
+          curves.push_back(
+              kf::BestSoFar(session.trace(), std::max(budget, cutoff), baseline.worst()));
+          to90.push_back(kf::EvaluationsToFraction(session.trace(), baseline.optimum(), 0.90));
+          to95.push_back(kf::EvaluationsToFraction(session.trace(), baseline.optimum(), 0.95));
+          to99.push_back(kf::EvaluationsToFraction(session.trace(), baseline.optimum(), 0.99));
+        }
+        int m95 = MedianOf(to95, budget);
+        if (s == "random" && !with_rules) random95 = m95;
+        std::string rule_text =
+            with_rules ? fmt::format("{} ({} left)", ruled.applied.size(), space.size()) : "none";
+        std::string ratio = random95 > 0 && random95 <= budget && m95 <= budget
+                                ? fmt::format("{:.2f}", static_cast<double>(random95) / m95)
+                                : "-";
+        fmt::print("| {} | {} | {} | {} | {} | {} | {:.3f} | {} | {} | {} | {} |\n", name,
+                   baseline.size(), cutoff, budget, s, rule_text,
+                   kf::MethodologyScore(baseline, curves), Shown(MedianOf(to90, budget), budget),
+                   Shown(m95, budget), Shown(MedianOf(to99, budget), budget), ratio);
+        std::fflush(stdout);
       }
-      double score = kf::MethodologyScore(baseline, curves);
-      double m95 = MedianValue(to95, budget);
-      if (s == "random") random95 = m95;
-      fmt::print("| {} | {} | {} | {} | {} | {:.3f} | {} | {} | {} | {} |\n", name, baseline.size(),
-                 cutoff, budget, s, score, Median(to90, budget), Median(to95, budget),
-                 Median(to99, budget),
-                 random95 > 0 && m95 <= budget ? fmt::format("{:.2f}", random95 / m95) : "-");
-      std::fflush(stdout);
     }
   }
   return 0;

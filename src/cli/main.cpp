@@ -288,6 +288,10 @@ int main(int argc, char** argv) {
   tune->add_option("--record", tune_args.record,
                    "Write every measurement to this file in Kernel Tuner's cache format");
   tune->add_flag("--json", tune_args.json, "Print one JSON object on stdout");
+  tune->add_flag("--no-rules", tune_args.no_rules,
+                 "Search the whole space: apply no hardware rules");
+  tune->add_option("--rules", tune_args.rules_dir,
+                   "Folder of rule files (default: the bundled rules/)");
   tune->add_option("--launch-floor", tune_args.executor.launch_floor_s, "As for eval");
 
   kf::ExecutorArgs exec_args;

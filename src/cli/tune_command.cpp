@@ -11,6 +11,7 @@
 #include "core/input_error.hpp"
 #include "core/task_library.hpp"
 #include "tune/live_objective.hpp"
+#include "tune/rules.hpp"
 #include "tune/strategy.hpp"
 
 namespace kf {
@@ -86,12 +87,15 @@ int RunTune(TuneArgs a, const std::string& self) {
   const SearchSpace* space = nullptr;
   Objective* objective = nullptr;
   std::string name;
+  RuleContext context;
   if (!a.replay.empty()) {
     replay = ReplayObjective::Load(a.replay);
     space = &replay->space();
     objective = replay.get();
     name =
         fmt::format("replay {} ({} on {})", a.replay, replay->kernel_name(), replay->device_name());
+    context = RecordedSpaceContext(replay->device_name().empty() ? a.replay : replay->device_name(),
+                                   replay->kernel_name());
   } else {
     if (a.task.empty() || a.kernel.empty())
       throw InputError("tune", 0, "TASK KERNEL", "give TASK and KERNEL, or --replay SPACE");
@@ -116,17 +120,38 @@ int RunTune(TuneArgs a, const std::string& self) {
     const SizeSet& bench = task.BenchSizes(a.sizes, info.value("class", ""));
     for (const auto& [k, v] : bench.sizes) env.Set(k, static_cast<double>(v));
     live_space = std::make_unique<SearchSpace>(SearchSpace::FromKernel(*kernel, env));
+    context.op_class = task.op_class;
+    context.vendor = info.value("vendor", "");
+    context.arch = info.value("arch", "");
+    context.device_class = info.value("class", "");
+    context.device_name = info.value("name", "");
+    context.device = env;
+    context.source = kernel->source;
     space = live_space.get();
     live = std::make_unique<LiveObjective>(*supervisor, *kernel, *space);
     objective = live.get();
     name = fmt::format("{} on {}", a.kernel, info.value("device", ""));
   }
+  // Rules narrow the space and say what to try first, before any evaluation is spent.
+  std::unique_ptr<RuledSpace> ruled;
+  if (!a.no_rules) {
+    std::string dir = a.rules_dir.empty() ? DefaultRulesDir() : a.rules_dir;
+    ruled = std::make_unique<RuledSpace>(ApplyRules(LoadRules(dir), context, *space));
+    space = &ruled->space;
+  }
   if (!a.json) {
     fmt::print(stderr, "tuning {}: {} valid configurations, strategy {}, budget {}, seed {}\n",
                name, space->size(), a.strategy, a.budget, a.seed);
+    if (ruled) {
+      for (const std::string& r : ruled->applied) fmt::print(stderr, "rule: {}\n", r);
+      for (const std::string& h : ruled->hints) fmt::print(stderr, "hint: {}\n", h);
+    }
   }
   Progress progress(*objective, std::min<int>(a.budget, static_cast<int>(space->size())), a.json);
   TuningSession session(*space, progress, budget);
+  if (ruled) {
+    for (const Point& p : ruled->try_first) session.Evaluate(p);
+  }
   strategy(session, rng);
   progress.Finish();
 
@@ -146,6 +171,8 @@ int RunTune(TuneArgs a, const std::string& self) {
     out["strategy"] = a.strategy;
     out["seed"] = a.seed;
     out["space_size"] = space->size();
+    out["rules"] = ruled ? nlohmann::json(ruled->applied) : nlohmann::json::array();
+    out["hints"] = ruled ? nlohmann::json(ruled->hints) : nlohmann::json::array();
     out["evaluations"] = session.evaluations();
     out["trace"] = TraceJson(*space, session.trace());
     out["archive"] = nlohmann::json::array();

@@ -14,6 +14,8 @@ struct TuneArgs {
   double seconds = 0;
   unsigned long long seed = 1;
   bool json = false;
+  bool no_rules = false;
+  std::string rules_dir;  // "" = the default rules folder
   ExecutorOptions executor;
 };
 

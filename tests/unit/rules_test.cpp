@@ -1,0 +1,142 @@
+#include "tune/rules.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "core/input_error.hpp"
+#include "tune/objective.hpp"
+
+namespace kf {
+namespace {
+
+std::string WriteRules(const std::string& text) {
+  static int n = 0;
+  std::string path = std::filesystem::temp_directory_path() / ("kf_rules_" + std::to_string(getpid()) + "_" + std::to_string(n++) + ".toml");
+  std::ofstream(path) << text;
+  return path;
+}
+
+SearchSpace Space() {
+  return SearchSpace::FromConstraints({MakeParam("BLOCK", {"16", "32", "48", "64", "128", "256"}), MakeParam("VEC", {"1", "2", "4"})}, {}, Env());
+}
+
+RuleContext Gpu(const std::string& vendor, const std::string& arch, double warp) {
+  RuleContext c;
+  c.op_class = "rope";
+  c.vendor = vendor;
+  c.arch = arch;
+  c.device_class = "gpu";
+  c.device.Set("sub_group_width", warp);
+  c.device.Set("max_work_group_size", 1024);
+  return c;
+}
+
+TEST(Rules, RestrictForbidOrderAndHint) {
+  auto rules = LoadRuleFile(WriteRules(R"(
+[[rule]]
+name = "warps"
+when = { device_class = "gpu", requires = ["BLOCK"] }
+forbid = "BLOCK % sub_group_width != 0"
+hint = "whole warps"
+
+[[rule]]
+name = "hopper"
+when = { vendor = "NVIDIA", arch = "sm_9", op_class = ["rope"] }
+restrict = { BLOCK = [64, 128, 256] }
+order = { BLOCK = ["256", "128"] }
+forbid = ["BLOCK * VEC > 512"]
+)"));
+  ASSERT_EQ(rules.size(), 2u);
+  RuledSpace hopper = ApplyRules(rules, Gpu("NVIDIA", "sm_90", 32), Space());
+  EXPECT_EQ(hopper.applied, (std::vector<std::string>{"warps", "hopper"}));
+  EXPECT_EQ(hopper.hints, (std::vector<std::string>{"whole warps"}));
+  // BLOCK in {64, 128, 256} (restrict, and multiples of 32), minus 256 x 4 (forbid): 3 * 3 - 1.
+  EXPECT_EQ(hopper.space.size(), 8u);
+  for (const Point& p : hopper.space.points()) {
+    Config c = hopper.space.ToConfig(p);
+    EXPECT_NE(c["BLOCK"], "16");
+    EXPECT_FALSE(c["BLOCK"] == "256" && c["VEC"] == "4");
+  }
+  ASSERT_FALSE(hopper.try_first.empty());
+  EXPECT_EQ(hopper.space.ToConfig(hopper.try_first[0])["BLOCK"], "256");
+
+  RuledSpace ampere = ApplyRules(rules, Gpu("NVIDIA", "sm_80", 32), Space());  // only "warps"
+  EXPECT_EQ(ampere.applied, (std::vector<std::string>{"warps"}));
+  EXPECT_EQ(ampere.space.size(), 4u * 3u);  // 32, 64, 128, 256
+  RuledSpace amd = ApplyRules(rules, Gpu("AMD", "gfx90a", 64), Space());
+  EXPECT_EQ(amd.space.size(), 3u * 3u);  // 64, 128, 256
+  RuleContext cpu = Gpu("Intel", "", 16);
+  cpu.device_class = "cpu";
+  EXPECT_TRUE(ApplyRules(rules, cpu, Space()).applied.empty());
+}
+
+TEST(Rules, RequiresAndLacksMatchTheSpacesParameters) {
+  auto rules = LoadRuleFile(WriteRules(R"(
+[[rule]]
+name = "one-d"
+when = { requires = ["BLOCK"], lacks = ["VEC"] }
+forbid = "BLOCK < 64"
+)"));
+  EXPECT_TRUE(ApplyRules(rules, Gpu("NVIDIA", "sm_90", 32), Space()).applied.empty());  // the space has VEC
+  SearchSpace one_d = SearchSpace::FromConstraints({MakeParam("BLOCK", {"16", "64", "128"})}, {}, Env());
+  RuledSpace r = ApplyRules(rules, Gpu("NVIDIA", "sm_90", 32), one_d);
+  EXPECT_EQ(r.space.size(), 2u);
+}
+
+TEST(Rules, RulesThatWouldLeaveNothingAreNotApplied) {
+  auto rules = LoadRuleFile(WriteRules("[[rule]]\nname = \"none\"\nforbid = \"BLOCK > 0\"\n"));
+  RuledSpace r = ApplyRules(rules, Gpu("NVIDIA", "sm_90", 32), Space());
+  EXPECT_TRUE(r.applied.empty());
+  EXPECT_EQ(r.space.size(), Space().size());
+  EXPECT_FALSE(r.hints.empty());
+}
+
+TEST(Rules, MalformedFilesNameFileLineAndField) {
+  auto error = [](const std::string& text) {
+    try {
+      LoadRuleFile(WriteRules(text));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error("[[rule]]\nname = \"x\"\nwhen = { colour = \"blue\" }\n").find(":3: rule x.when.colour: unknown condition"), std::string::npos);
+  EXPECT_NE(error("[[rule]]\nname = \"x\"\nforbid = \"BLOCK >\"\n").find(":3: rule x.forbid:"), std::string::npos);
+  EXPECT_NE(error("[[rule]]\nname = \"x\"\nrestirct = {}\n").find("rule x.restirct: unknown field"), std::string::npos);
+  EXPECT_NE(error("[[rule]]\nwhen = {}\n").find("rule.name: missing"), std::string::npos);
+  EXPECT_NE(error("[[rule]\n").find("syntax"), std::string::npos);
+}
+
+TEST(Rules, TheShippedRuleSetsLoadAndKeepTheRecordedOptima) {
+  std::vector<Rule> rules = LoadRules(std::string(KF_RULES));
+  EXPECT_GE(rules.size(), 8u);
+  std::vector<std::string> names;
+  for (const Rule& r : rules) names.push_back(r.name);
+  for (const char* expected : {"hopper-memory-bound-blocks", "xe-matmul-blocks", "cpu-groups-a-few-vectors-long"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
+  }
+  std::string shared = KF_SHARED_SPACES;
+  if (!std::filesystem::exists(shared)) GTEST_SKIP() << "no shared/tuning-spaces here to check the optima on";
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(shared)) {
+    std::string path = entry.path().string();
+    if (path.size() < 8 || path.substr(path.size() - 8) != ".json.gz") continue;
+    auto replay = ReplayObjective::Load(path);
+    std::string device = replay->device_name().empty() ? entry.path().filename().string() : replay->device_name();
+    RuledSpace ruled = ApplyRules(rules, RecordedSpaceContext(device, replay->kernel_name()), replay->space());
+    const Point* best = nullptr;
+    for (const auto& [p, m] : replay->records()) {
+      if (m.ok && (!best || m.time_ms < replay->records().at(*best).time_ms)) best = &p;
+    }
+    ASSERT_NE(best, nullptr);
+    EXPECT_TRUE(ruled.space.IsValid(*best)) << path << ": the rules removed the optimum";
+    ++checked;
+  }
+  EXPECT_GE(checked, 5);
+}
+
+}  // namespace
+}  // namespace kf
