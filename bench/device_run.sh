@@ -14,6 +14,23 @@ kf=.device/kfoundry
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; ldd $kf | grep 'not found'; } 2>&1 | tee "$OUT/machine.txt"
 $kf devices 2>&1 | tee -a "$OUT/machine.txt"
 
+if [ "${1:-all}" = tune ]; then  # issue 4: exhaustive vs a quarter of the space, live
+  rope=tasks/rope_llama3/rope_vec8.cu
+  $kf tune rope_llama3 $rope --device cuda --strategy exhaustive --no-rules --budget 1000 --record "$OUT/rope_vec8_h200.json" --json > "$OUT/tune_exhaustive.json" 2>> "$OUT/tune.log"
+  for seed in 1 2; do
+    $kf tune rope_llama3 $rope --device cuda --budget 4 --seed $seed --json > "$OUT/tune_quarter_$seed.json" 2>> "$OUT/tune.log"
+  done
+  python3 - "$OUT" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+for f in ["tune_exhaustive.json", "tune_quarter_1.json", "tune_quarter_2.json"]:
+    j = json.load(open(os.path.join(out, f))); b = j["best"]
+    print(f, "space", j["space_size"], "evals", j["evaluations"], "rules", j["rules"], "best", b["config"], b["time_ms"],
+          "baseline", b["baseline_time_ms"]["median"], "speedup", b["speedup"])
+    print("  ", sorted([(t["time_ms"], t["config"]) for t in j["trace"] if t["time_ms"]], key=lambda x: x[0]))
+PY
+  exit 0
+fi
 if [ "${1:-all}" = corpus ]; then  # the isolation corpus alone, and the rope kernels timed again
   .device/kf_integration_tests --gtest_filter='Cuda/Corpus*' 2>&1 | grep -E 'stream:|OK|FAILED|Failure|got' | tee "$OUT/corpus.txt"
   for k in baseline rope_vec8; do

@@ -118,7 +118,8 @@ int main(int argc, char** argv) {
           std::mt19937_64 rng(static_cast<uint64_t>(seed) * 7919);
           kf::TuningSession session(space, *replay, {budget, 0});
           if (with_rules) {
-            for (const kf::Point& p : ruled.try_first) session.Evaluate(p);
+            size_t first = std::min<size_t>(ruled.try_first.size(), std::max(1, budget / 4));
+            for (size_t i = 0; i < first; ++i) session.Evaluate(ruled.try_first[i]);
           }
           strategy(session, rng);
           curves.push_back(

@@ -150,7 +150,8 @@ int RunTune(TuneArgs a, const std::string& self) {
   Progress progress(*objective, std::min<int>(a.budget, static_cast<int>(space->size())), a.json);
   TuningSession session(*space, progress, budget);
   if (ruled) {
-    for (const Point& p : ruled->try_first) session.Evaluate(p);
+    size_t first = std::min<size_t>(ruled->try_first.size(), std::max(1, a.budget / 4));
+    for (size_t i = 0; i < first; ++i) session.Evaluate(ruled->try_first[i]);
   }
   strategy(session, rng);
   progress.Finish();

@@ -1,11 +1,12 @@
 #include "tune/rules.hpp"
 
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-
-#include <fmt/format.h>
-#include <toml++/toml.h>
+#include <numeric>
 
 #include "core/input_error.hpp"
 
@@ -15,13 +16,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<std::string> Strings(const toml::node* n, const std::string& file, const std::string& field) {
+std::vector<std::string> Strings(const toml::node* n, const std::string& file,
+                                 const std::string& field) {
   std::vector<std::string> out;
   if (!n) return out;
   auto text = [&](const toml::node& v) {
     if (v.is_string()) return std::string(v.as_string()->get());
     if (v.is_integer()) return std::to_string(v.as_integer()->get());
-    throw InputError(file, static_cast<int>(v.source().begin.line), field, "expected strings or integers");
+    throw InputError(file, static_cast<int>(v.source().begin.line), field,
+                     "expected strings or integers");
   };
   if (const toml::array* a = n->as_array()) {
     for (const auto& v : *a) out.push_back(text(v));
@@ -32,7 +35,9 @@ std::vector<std::string> Strings(const toml::node* n, const std::string& file, c
 }
 
 Expr ParseExprAt(const toml::node* n, const std::string& file, const std::string& field) {
-  if (!n->is_string()) throw InputError(file, static_cast<int>(n->source().begin.line), field, "expected an expression string");
+  if (!n->is_string())
+    throw InputError(file, static_cast<int>(n->source().begin.line), field,
+                     "expected an expression string");
   try {
     return Expr::Parse(std::string(n->as_string()->get()));
   } catch (const ExprError& e) {
@@ -40,20 +45,26 @@ Expr ParseExprAt(const toml::node* n, const std::string& file, const std::string
   }
 }
 
-std::map<std::string, std::vector<std::string>> ValueTable(const toml::node* n, const std::string& file,
+std::map<std::string, std::vector<std::string>> ValueTable(const toml::node* n,
+                                                           const std::string& file,
                                                            const std::string& field) {
   std::map<std::string, std::vector<std::string>> out;
   if (!n) return out;
   const toml::table* t = n->as_table();
-  if (!t) throw InputError(file, static_cast<int>(n->source().begin.line), field, "expected { PARAM = [values] }");
-  for (const auto& [k, v] : *t) out[std::string(k.str())] = Strings(&v, file, field + "." + std::string(k.str()));
+  if (!t)
+    throw InputError(file, static_cast<int>(n->source().begin.line), field,
+                     "expected { PARAM = [values] }");
+  for (const auto& [k, v] : *t)
+    out[std::string(k.str())] = Strings(&v, file, field + "." + std::string(k.str()));
   return out;
 }
 
 }  // namespace
 
 bool Rule::Applies(const RuleContext& c) const {
-  if (!op_classes.empty() && std::find(op_classes.begin(), op_classes.end(), c.op_class) == op_classes.end()) return false;
+  if (!op_classes.empty() &&
+      std::find(op_classes.begin(), op_classes.end(), c.op_class) == op_classes.end())
+    return false;
   if (!vendor.empty() && c.vendor.find(vendor) == std::string::npos) return false;
   if (!arch.empty() && c.arch.rfind(arch, 0) != 0) return false;
   if (!device_class.empty() && c.device_class != device_class) return false;
@@ -75,7 +86,8 @@ std::vector<Rule> LoadRuleFile(const std::string& path) {
   try {
     root = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
-    throw InputError(path, static_cast<int>(e.source().begin.line), "syntax", std::string(e.description()));
+    throw InputError(path, static_cast<int>(e.source().begin.line), "syntax",
+                     std::string(e.description()));
   }
   std::vector<Rule> rules;
   const toml::array* list = root["rule"].as_array();
@@ -100,7 +112,9 @@ std::vector<Rule> LoadRuleFile(const std::string& path) {
           r.op_classes = Strings(&v, path, f);
         } else if (key == "vendor" || key == "arch" || key == "device_class") {
           std::vector<std::string> one = Strings(&v, path, f);
-          (key == "vendor" ? r.vendor : key == "arch" ? r.arch : r.device_class) = one.empty() ? "" : one[0];
+          (key == "vendor" ? r.vendor
+           : key == "arch" ? r.arch
+                           : r.device_class) = one.empty() ? "" : one[0];
         } else if (key == "source_contains") {
           r.source_contains = Strings(&v, path, f);
         } else if (key == "requires") {
@@ -111,7 +125,8 @@ std::vector<Rule> LoadRuleFile(const std::string& path) {
           r.device_condition = ParseExprAt(&v, path, f);
         } else {
           throw InputError(path, static_cast<int>(v.source().begin.line), f,
-                           "unknown condition (op_class, vendor, arch, device_class, source_contains, requires, lacks, device)");
+                           "unknown condition (op_class, vendor, arch, device_class, "
+                           "source_contains, requires, lacks, device)");
         }
       }
     }
@@ -127,7 +142,8 @@ std::vector<Rule> LoadRuleFile(const std::string& path) {
     if (const toml::node* h = t->get("hint"); h && h->is_string()) r.hint = h->as_string()->get();
     for (const auto& [k, v] : *t) {
       std::string key(k.str());
-      if (key != "name" && key != "when" && key != "restrict" && key != "order" && key != "forbid" && key != "hint") {
+      if (key != "name" && key != "when" && key != "restrict" && key != "order" &&
+          key != "forbid" && key != "hint") {
         throw InputError(path, static_cast<int>(v.source().begin.line), field + "." + key,
                          "unknown field (name, when, restrict, forbid, order, hint)");
       }
@@ -163,12 +179,14 @@ std::string DefaultRulesDir() {
   return KF_SOURCE_RULES_DIR;
 }
 
-RuledSpace ApplyRules(const std::vector<Rule>& rules, const RuleContext& context, const SearchSpace& space) {
+RuledSpace ApplyRules(const std::vector<Rule>& rules, const RuleContext& context,
+                      const SearchSpace& space) {
   RuledSpace out{space, {}, {}, {}};
   std::vector<const Rule*> active;
   for (const Rule& r : rules) {
     auto has = [&](const std::string& n) {
-      return std::any_of(space.params().begin(), space.params().end(), [&](const TuneParam& p) { return p.name == n; });
+      return std::any_of(space.params().begin(), space.params().end(),
+                         [&](const TuneParam& p) { return p.name == n; });
     };
     bool fits = std::all_of(r.requires_params.begin(), r.requires_params.end(), has) &&
                 std::none_of(r.lacks_params.begin(), r.lacks_params.end(), has);
@@ -188,7 +206,8 @@ RuledSpace ApplyRules(const std::vector<Rule>& rules, const RuleContext& context
       for (size_t i = 0; i < params.size(); ++i) {
         if (params[i].name != name) continue;
         for (size_t v = 0; v < params[i].values.size(); ++v) {
-          if (std::find(values.begin(), values.end(), params[i].values[v]) == values.end()) allowed[i][v] = false;
+          if (std::find(values.begin(), values.end(), params[i].values[v]) == values.end())
+            allowed[i][v] = false;
         }
       }
     }
@@ -219,25 +238,42 @@ RuledSpace ApplyRules(const std::vector<Rule>& rules, const RuleContext& context
     return out;
   }
   out.space = SearchSpace::FromPoints(params, std::move(kept));
-  // Try first: points whose ordered parameters take their preferred values, best order first.
-  std::vector<std::pair<int, Point>> ranked;
+  // Try first: points whose ordered parameters take preferred values, taken round-robin over the
+  // preferred combinations (best first), so four points cover several preferred values.
+  std::map<std::vector<int>, std::vector<Point>> groups;  // ordered-value ranks -> points
   for (const Point& p : out.space.points()) {
-    int rank = 0;
-    bool ordered = false;
+    std::vector<int> ranks;
+    bool preferred = true;
     for (const Rule* r : active) {
       for (const auto& [name, values] : r->order_values) {
         for (size_t i = 0; i < params.size(); ++i) {
           if (params[i].name != name) continue;
-          ordered = true;
-          auto it = std::find(values.begin(), values.end(), params[i].values[static_cast<size_t>(p[i])]);
-          rank += it == values.end() ? 100 : static_cast<int>(it - values.begin());
+          auto it =
+              std::find(values.begin(), values.end(), params[i].values[static_cast<size_t>(p[i])]);
+          preferred = preferred && it != values.end();
+          ranks.push_back(static_cast<int>(it - values.begin()));
         }
       }
     }
-    if (ordered) ranked.emplace_back(rank, p);
+    if (!ranks.empty() && preferred) groups[ranks].push_back(p);
   }
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (size_t i = 0; i < std::min<size_t>(4, ranked.size()); ++i) out.try_first.push_back(ranked[i].second);
+  std::vector<std::pair<int, std::vector<Point>*>> ordered;  // rank sum, points
+  for (auto& [ranks, points] : groups)
+    ordered.emplace_back(std::accumulate(ranks.begin(), ranks.end(), 0), &points);
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t round = 0; out.try_first.size() < 4 && !ordered.empty(); ++round) {
+    bool any = false;
+    for (auto& [rank, g] : ordered) {
+      if (round < g->size() && out.try_first.size() < 4) {
+        // Spread within a group too: its points in steps across the list.
+        size_t step = std::max<size_t>(1, g->size() / 2);
+        out.try_first.push_back((*g)[(round * step + round / 2) % g->size()]);
+        any = true;
+      }
+    }
+    if (!any) break;
+  }
   return out;
 }
 
@@ -246,7 +282,8 @@ RuleContext RecordedSpaceContext(const std::string& device_name, const std::stri
   c.device_name = device_name;
   c.op_class = kernel_name;
   c.device_class = "gpu";
-  bool amd = device_name.find("MI") != std::string::npos || device_name.find("AMD") != std::string::npos ||
+  bool amd = device_name.find("MI") != std::string::npos ||
+             device_name.find("AMD") != std::string::npos ||
              device_name.find("Radeon") != std::string::npos;
   c.vendor = amd ? "AMD" : device_name.find("NVIDIA") != std::string::npos ? "NVIDIA" : "";
   c.device.Set("sub_group_width", amd ? 64 : 32);

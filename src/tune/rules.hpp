@@ -54,7 +54,7 @@ std::string DefaultRulesDir();
 
 struct RuledSpace {
   SearchSpace space;
-  std::vector<Point> try_first;  // built from the ordered values, valid points only
+  std::vector<Point> try_first;  // up to 4 valid points built from the ordered values
   std::vector<std::string> applied, hints;
 };
 
