@@ -160,6 +160,9 @@ class DeviceBuffer {
   size_t bytes_ = 0;
 };
 
+// Allocates, fills and reads back a small buffer: the second half of every HealthCheck.
+DeviceStatus RoundTripProbe(Device& device);
+
 class Backend {
  public:
   virtual ~Backend() = default;

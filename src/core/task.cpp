@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/input_error.hpp"
+#include "core/toml_file.hpp"
 
 namespace kf {
 
@@ -238,13 +239,7 @@ Task LoadTask(const std::string& dir_in) {
   std::string file = dir + "/task.toml";
   if (!std::filesystem::exists(file))
     throw InputError(file, 0, "file", "no task.toml in this folder");
-  toml::table root;
-  try {
-    root = toml::parse_file(file);
-  } catch (const toml::parse_error& e) {
-    throw InputError(file, static_cast<int>(e.source().begin.line), "syntax",
-                     std::string(e.description()));
-  }
+  toml::table root = ReadTomlFile(file);
   TaskReader r(file);
   Task task;
   task.dir = dir;

@@ -8,18 +8,13 @@
 
 #include "core/evaluation_json.hpp"
 #include "core/input_error.hpp"
+#include "core/toml_file.hpp"
 #include "eval/executor.hpp"
 
 namespace kf {
 
 std::vector<CorpusEntry> LoadCorpus(const std::string& manifest, Language language) {
-  toml::table root;
-  try {
-    root = toml::parse_file(manifest);
-  } catch (const toml::parse_error& e) {
-    throw InputError(manifest, static_cast<int>(e.source().begin.line), "syntax",
-                     std::string(e.description()));
-  }
+  toml::table root = ReadTomlFile(manifest);
   const std::string lang(LanguageName(language));
   const std::string dir = std::filesystem::path(manifest).parent_path().string();
   std::vector<CorpusEntry> out;

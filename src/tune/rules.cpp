@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "core/input_error.hpp"
+#include "core/toml_file.hpp"
 
 namespace kf {
 
@@ -82,13 +83,7 @@ bool Rule::Applies(const RuleContext& c) const {
 }
 
 std::vector<Rule> LoadRuleFile(const std::string& path) {
-  toml::table root;
-  try {
-    root = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    throw InputError(path, static_cast<int>(e.source().begin.line), "syntax",
-                     std::string(e.description()));
-  }
+  toml::table root = ReadTomlFile(path);
   std::vector<Rule> rules;
   const toml::array* list = root["rule"].as_array();
   if (!list) throw InputError(path, 0, "rule", "expected [[rule]] tables");

@@ -7,8 +7,10 @@
 //
 //   [[rule]]
 //   name = "hopper-warp-multiple"
-//   when = { vendor = "NVIDIA", arch = "sm_9", op_class = ["rope"], device = "sub_group_width == 32",
-//            requires = ["BLOCK"], lacks = ["TILE"] }       (parameters the space must / must not have)
+//   when = { vendor = "NVIDIA", arch = "sm_9", op_class = ["rope"], device = "sub_group_width ==
+//   32",
+//            requires = ["BLOCK"], lacks = ["TILE"] }       (parameters the space must / must not
+//            have)
 //   restrict = { BLOCK = [128, 256, 512] }
 //   forbid = "BLOCK % sub_group_width != 0"
 //   order = { BLOCK = [256, 128] }
@@ -33,8 +35,8 @@ struct RuleContext {
 struct Rule {
   std::string name, file;
   int line = 0;
-  std::vector<std::string> op_classes;  // any of; empty = every op class
-  std::string vendor, arch, device_class;  // substring, prefix, exact; empty = any
+  std::vector<std::string> op_classes;       // any of; empty = every op class
+  std::string vendor, arch, device_class;    // substring, prefix, exact; empty = any
   std::vector<std::string> source_contains;  // all of
   std::vector<std::string> requires_params;  // the space must have all of these parameters
   std::vector<std::string> lacks_params;     // ...and none of these
@@ -58,7 +60,8 @@ struct RuledSpace {
   std::vector<std::string> applied, hints;
 };
 
-RuledSpace ApplyRules(const std::vector<Rule>& rules, const RuleContext& context, const SearchSpace& space);
+RuledSpace ApplyRules(const std::vector<Rule>& rules, const RuleContext& context,
+                      const SearchSpace& space);
 
 // The context of a recorded space, from what its file says (or, where it names no device, its
 // file name): the device name decides the vendor

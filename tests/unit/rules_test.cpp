@@ -14,13 +14,16 @@ namespace {
 
 std::string WriteRules(const std::string& text) {
   static int n = 0;
-  std::string path = std::filesystem::temp_directory_path() / ("kf_rules_" + std::to_string(getpid()) + "_" + std::to_string(n++) + ".toml");
+  std::string path = std::filesystem::temp_directory_path() /
+                     ("kf_rules_" + std::to_string(getpid()) + "_" + std::to_string(n++) + ".toml");
   std::ofstream(path) << text;
   return path;
 }
 
 SearchSpace Space() {
-  return SearchSpace::FromConstraints({MakeParam("BLOCK", {"16", "32", "48", "64", "128", "256"}), MakeParam("VEC", {"1", "2", "4"})}, {}, Env());
+  return SearchSpace::FromConstraints({MakeParam("BLOCK", {"16", "32", "48", "64", "128", "256"}),
+                                       MakeParam("VEC", {"1", "2", "4"})},
+                                      {}, Env());
 }
 
 RuleContext Gpu(const std::string& vendor, const std::string& arch, double warp) {
@@ -80,8 +83,10 @@ name = "one-d"
 when = { requires = ["BLOCK"], lacks = ["VEC"] }
 forbid = "BLOCK < 64"
 )"));
-  EXPECT_TRUE(ApplyRules(rules, Gpu("NVIDIA", "sm_90", 32), Space()).applied.empty());  // the space has VEC
-  SearchSpace one_d = SearchSpace::FromConstraints({MakeParam("BLOCK", {"16", "64", "128"})}, {}, Env());
+  EXPECT_TRUE(
+      ApplyRules(rules, Gpu("NVIDIA", "sm_90", 32), Space()).applied.empty());  // the space has VEC
+  SearchSpace one_d =
+      SearchSpace::FromConstraints({MakeParam("BLOCK", {"16", "64", "128"})}, {}, Env());
   RuledSpace r = ApplyRules(rules, Gpu("NVIDIA", "sm_90", 32), one_d);
   EXPECT_EQ(r.space.size(), 2u);
 }
@@ -103,9 +108,13 @@ TEST(Rules, MalformedFilesNameFileLineAndField) {
     }
     return std::string();
   };
-  EXPECT_NE(error("[[rule]]\nname = \"x\"\nwhen = { colour = \"blue\" }\n").find(":3: rule x.when.colour: unknown condition"), std::string::npos);
-  EXPECT_NE(error("[[rule]]\nname = \"x\"\nforbid = \"BLOCK >\"\n").find(":3: rule x.forbid:"), std::string::npos);
-  EXPECT_NE(error("[[rule]]\nname = \"x\"\nrestirct = {}\n").find("rule x.restirct: unknown field"), std::string::npos);
+  EXPECT_NE(error("[[rule]]\nname = \"x\"\nwhen = { colour = \"blue\" }\n")
+                .find(":3: rule x.when.colour: unknown condition"),
+            std::string::npos);
+  EXPECT_NE(error("[[rule]]\nname = \"x\"\nforbid = \"BLOCK >\"\n").find(":3: rule x.forbid:"),
+            std::string::npos);
+  EXPECT_NE(error("[[rule]]\nname = \"x\"\nrestirct = {}\n").find("rule x.restirct: unknown field"),
+            std::string::npos);
   EXPECT_NE(error("[[rule]]\nwhen = {}\n").find("rule.name: missing"), std::string::npos);
   EXPECT_NE(error("[[rule]\n").find("syntax"), std::string::npos);
 }
@@ -115,18 +124,22 @@ TEST(Rules, TheShippedRuleSetsLoadAndKeepTheRecordedOptima) {
   EXPECT_GE(rules.size(), 8u);
   std::vector<std::string> names;
   for (const Rule& r : rules) names.push_back(r.name);
-  for (const char* expected : {"hopper-memory-bound-blocks", "xe-matmul-blocks", "cpu-groups-a-few-vectors-long"}) {
+  for (const char* expected :
+       {"hopper-memory-bound-blocks", "xe-matmul-blocks", "cpu-groups-a-few-vectors-long"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
   }
   std::string shared = KF_SHARED_SPACES;
-  if (!std::filesystem::exists(shared)) GTEST_SKIP() << "no shared/tuning-spaces here to check the optima on";
+  if (!std::filesystem::exists(shared))
+    GTEST_SKIP() << "no shared/tuning-spaces here to check the optima on";
   int checked = 0;
   for (const auto& entry : std::filesystem::directory_iterator(shared)) {
     std::string path = entry.path().string();
     if (path.size() < 8 || path.substr(path.size() - 8) != ".json.gz") continue;
     auto replay = ReplayObjective::Load(path);
-    std::string device = replay->device_name().empty() ? entry.path().filename().string() : replay->device_name();
-    RuledSpace ruled = ApplyRules(rules, RecordedSpaceContext(device, replay->kernel_name()), replay->space());
+    std::string device =
+        replay->device_name().empty() ? entry.path().filename().string() : replay->device_name();
+    RuledSpace ruled =
+        ApplyRules(rules, RecordedSpaceContext(device, replay->kernel_name()), replay->space());
     const Point* best = nullptr;
     for (const auto& [p, m] : replay->records()) {
       if (m.ok && (!best || m.time_ms < replay->records().at(*best).time_ms)) best = &p;

@@ -200,15 +200,7 @@ class CudaDevice : public Device {
 
   DeviceStatus HealthCheck() override {
     if (DeviceStatus s = Check("cuCtxSynchronize", api().cuCtxSynchronize()); !s.ok()) return s;
-    BufferHandle probe = 0;
-    if (DeviceStatus s = Alloc(64, &probe); !s.ok()) return s;
-    DeviceStatus s = Fill(probe, 0x12345678u, 64);
-    uint32_t back = 0;
-    if (s.ok()) s = Read(probe, &back, 4);
-    Free(probe);
-    if (s.ok() && back != 0x12345678u)
-      s = DeviceStatus::Fail("health check read back the wrong value");
-    return s;
+    return RoundTripProbe(*this);
   }
 
   DeviceStatus FlushCache() override {

@@ -360,15 +360,7 @@ class OpenCLDevice : public Device {
   DeviceStatus HealthCheck() override {
     cl_int e = clFinish(queue_);
     if (e != CL_SUCCESS) return DeviceStatus::Fail(ClError("clFinish", e));
-    BufferHandle probe = 0;
-    if (DeviceStatus s = Alloc(64, &probe); !s.ok()) return s;
-    DeviceStatus s = Fill(probe, 0x12345678u, 64);
-    uint32_t back = 0;
-    if (s.ok()) s = Read(probe, &back, 4);
-    Free(probe);
-    if (s.ok() && back != 0x12345678u)
-      s = DeviceStatus::Fail("health check read back the wrong value");
-    return s;
+    return RoundTripProbe(*this);
   }
 
   // A read-modify-write kernel over twice the cache: a fill may use non-temporal stores on CPU
