@@ -54,6 +54,7 @@ class [[nodiscard]] DeviceStatus {
 struct Artifact {
   std::vector<std::byte> binary;
   std::string symbol;
+  std::string listing;  // an intermediate text the classifier reads (PTX for CUDA), or ""
 };
 
 struct CompileResult {

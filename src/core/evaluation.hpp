@@ -47,6 +47,7 @@ struct Evaluation {
   std::string compile_log;
   std::vector<std::string> hints;
   std::vector<unsigned long long> check_seeds;  // to reproduce the checks
+  std::vector<int> descriptor;                  // the behaviour cell, once compiled
 };
 
 }  // namespace kf

@@ -71,7 +71,8 @@ nlohmann::json EvaluationToJson(const Evaluation& ev) {
       {"nan_count", ev.nan_count},
       {"bandwidth_gbs", Optional(ev.bandwidth_gbs)},
       {"roofline_fraction", Optional(ev.roofline_fraction)},
-      {"descriptor", nullptr},  // filled once the behaviour classifier exists
+      {"descriptor",
+       ev.descriptor.empty() ? nlohmann::json(nullptr) : nlohmann::json(ev.descriptor)},
       {"compile_log", ev.compile_log},
       {"hints", ev.hints},
       {"check_seeds", ev.check_seeds},
@@ -99,6 +100,9 @@ Evaluation EvaluationFromJson(const nlohmann::json& j) {
   ev.compile_log = j.value("compile_log", "");
   ev.hints = j.value("hints", std::vector<std::string>{});
   ev.check_seeds = j.value("check_seeds", std::vector<unsigned long long>{});
+  if (j.contains("descriptor") && j["descriptor"].is_array()) {
+    ev.descriptor = j["descriptor"].get<std::vector<int>>();
+  }
   return ev;
 }
 

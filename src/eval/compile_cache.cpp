@@ -15,7 +15,7 @@ namespace kf {
 namespace fs = std::filesystem;
 
 namespace {
-constexpr const char* kFormat = "KFART1";
+constexpr const char* kFormat = "KFART2";  // magic, symbol, listing size, listing, binary
 }
 
 std::string DefaultCacheDir() {
@@ -49,15 +49,23 @@ std::optional<Artifact> CompileCache::Get(const std::string& key) const {
   if (dir_.empty()) return std::nullopt;
   std::ifstream in(PathOf(key), std::ios::binary);
   if (!in) return std::nullopt;
-  std::string magic, symbol;
-  if (!std::getline(in, magic) || magic != kFormat || !std::getline(in, symbol))
+  std::string magic, symbol, listing_size;
+  if (!std::getline(in, magic) || magic != kFormat || !std::getline(in, symbol) ||
+      !std::getline(in, listing_size)) {
     return std::nullopt;
+  }
+  char* end = nullptr;
+  size_t n = std::strtoull(listing_size.c_str(), &end, 10);
+  if (!end || *end != '\0' || n > (size_t{1} << 30)) return std::nullopt;
+  std::string listing(n, '\0');
+  if (n && !in.read(listing.data(), static_cast<std::streamsize>(n))) return std::nullopt;
   std::ostringstream rest;
   rest << in.rdbuf();
   std::string bytes = rest.str();
   if (bytes.empty()) return std::nullopt;
   Artifact a;
   a.symbol = symbol;
+  a.listing = std::move(listing);
   a.binary.resize(bytes.size());
   std::memcpy(a.binary.data(), bytes.data(), bytes.size());
   return a;
@@ -70,7 +78,10 @@ void CompileCache::Put(const std::string& key, const Artifact& artifact) const {
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return;
-    out << kFormat << '\n' << artifact.symbol << '\n';
+    out << kFormat << '\n'
+        << artifact.symbol << '\n'
+        << artifact.listing.size() << '\n'
+        << artifact.listing;
     out.write(reinterpret_cast<const char*>(artifact.binary.data()),
               static_cast<std::streamsize>(artifact.binary.size()));
     out.flush();

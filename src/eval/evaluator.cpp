@@ -237,6 +237,8 @@ Evaluator::Evaluator(Device& device, const Task& task, const CompileCache& cache
       throw InputError(p->kernel.path, 0, role, "the task's own kernel does not load: " + error);
     return p;
   };
+  descriptors_ = DescriptorSpace::Load(options_.descriptors.empty() ? DefaultDescriptorFile()
+                                                                    : options_.descriptors);
   reference_ = prepare(task.reference, "reference");
   baseline_ = prepare(task.baseline, "baseline");
   peak_ = ResolvePeakBandwidth(device, cache);
@@ -324,6 +326,7 @@ Evaluation Evaluator::Evaluate(const Kernel& kernel, const Config& config) {
     std::string first_line = compiled.log.substr(0, compiled.log.find('\n'));
     return fail(Status::kCompileError, first_line.empty() ? "compilation failed" : first_line);
   }
+  ev.descriptor = descriptors_->Classify(kernel.language, kernel.source, compiled.artifact.listing);
   std::string load_error;
   std::unique_ptr<LoadedKernel> loaded = device_.Load(compiled.artifact, &load_error);
   if (!loaded)

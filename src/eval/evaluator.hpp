@@ -18,6 +18,7 @@
 #include "core/task.hpp"
 #include "eval/bandwidth.hpp"
 #include "eval/compile_cache.hpp"
+#include "search/classifier.hpp"
 
 namespace kf {
 
@@ -39,6 +40,7 @@ struct EvalOptions {
   double min_timed_ms = 200;          // keep timing until this much candidate time is collected
   double plausibility_margin = 1.25;  // allowed factor over the peak bandwidth
   EvalObserver* observer = nullptr;   // not owned; may be null
+  std::string descriptors;            // the behaviour space file; "" = descriptors/default.toml
 };
 
 class Evaluator {
@@ -61,6 +63,7 @@ class Evaluator {
   const CompileCache& cache_;
   EvalOptions options_;
   std::unique_ptr<Prepared> reference_, baseline_;
+  std::optional<DescriptorSpace> descriptors_;
   PeakBandwidth peak_;
 };
 

@@ -112,8 +112,22 @@ TEST_F(CompileCacheTest, CorruptOrTruncatedEntriesAreMisses) {
   std::string key = cache.Key(dev.info(), r);
   std::ofstream(dir_ / "compile" / (key + ".bin")) << "garbage";
   EXPECT_FALSE(cache.Get(key).has_value());
-  std::ofstream(dir_ / "compile" / (key + ".bin")) << "KFART1\nf\n";  // header, no bytes
+  std::ofstream(dir_ / "compile" / (key + ".bin")) << "KFART2\nf\n0\n";  // header, no bytes
   EXPECT_FALSE(cache.Get(key).has_value());
+}
+
+TEST_F(CompileCacheTest, TheListingTravelsWithTheBinary) {
+  CompileCache cache(dir_.string());
+  Artifact a;
+  a.symbol = "_Z1fPf";
+  a.listing = "ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd7];\n";
+  for (int i = 0; i < 300; ++i) a.binary.push_back(static_cast<std::byte>(i));
+  cache.Put("k", a);
+  std::optional<Artifact> b = cache.Get("k");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->symbol, a.symbol);
+  EXPECT_EQ(b->listing, a.listing);
+  EXPECT_EQ(b->binary, a.binary);
 }
 
 TEST_F(CompileCacheTest, EmptyDirDisablesTheCache) {

@@ -105,6 +105,7 @@ class CudaDevice : public Device {
     result.ok = out.ok;
     result.artifact.binary = std::move(out.cubin);
     result.artifact.symbol = out.lowered_name;
+    result.artifact.listing = std::move(out.ptx);
     return result;
   }
 
