@@ -14,6 +14,22 @@ kf=.device/kfoundry
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; ldd $kf | grep 'not found'; } 2>&1 | tee "$OUT/machine.txt"
 $kf devices 2>&1 | tee -a "$OUT/machine.txt"
 
+if [ "${1:-all}" = templates ]; then  # every CUDA template: verdict, cell and time at the size of record
+  .device/kf_integration_tests --gtest_filter='Cuda/Corpus.EveryBundled*' 2>&1 | grep -E 'template|OK|FAILED|Failure' | tee "$OUT/templates_test.txt"
+  for k in baseline rope_elem rope_vec4 rope_vec8 rope_heads rope_lds rope_shfl; do
+    $kf eval rope_llama3 $k --device cuda --json > "$OUT/t_$k.json" 2>> "$OUT/eval.log"
+  done
+  python3 - "$OUT" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+for k in ["baseline", "rope_elem", "rope_vec4", "rope_vec8", "rope_heads", "rope_lds", "rope_shfl"]:
+    j = json.load(open(os.path.join(out, f"t_{k}.json")))
+    t = j.get("time_ms") or {}
+    print(f"{k:11} {j['status']:8} cell={j['descriptor']} cfg={j['config']} median={t.get('median')} min={t.get('min')} max={t.get('max')} "
+          f"base={(j.get('baseline_time_ms') or {}).get('median')} speedup={j.get('speedup')} roof={j.get('roofline_fraction')} {j['reason'][:60]}")
+PY
+  exit 0
+fi
 if [ "${1:-all}" = tune ]; then  # issue 4: exhaustive vs a quarter of the space, live
   rope=tasks/rope_llama3/rope_vec8.cu
   $kf tune rope_llama3 $rope --device cuda --strategy exhaustive --no-rules --budget 1000 --record "$OUT/rope_vec8_h200.json" --json > "$OUT/tune_exhaustive.json" 2>> "$OUT/tune.log"

@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "core/task.hpp"
@@ -132,6 +133,23 @@ TEST_P(Corpus, AKilledSupervisorTakesItsExecutorWithIt) {
   supervisor_.reset();  // closes the channel: the executor exits
   usleep(200000);
   EXPECT_NE(kill(executor, 0), 0) << "executor " << executor << " outlived its supervisor";
+}
+
+TEST_P(Corpus, EveryBundledTemplateIsCorrectAndTheyFillDifferentCells) {
+  Task task = LoadTask(std::string(KF_TASKS) + "/rope_llama3");
+  const auto& files = task.templates[lang_];
+  ASSERT_GE(files.size(), 5u);
+  std::set<std::vector<int>> cells;
+  for (const std::string& f : files) {
+    Kernel k = LoadKernelFile(task.PathOf(f));
+    Evaluation ev = supervisor_->Evaluate(k, k.ResolveConfig({}));
+    EXPECT_EQ(ev.status, Status::kOk) << f << ": " << ev.reason;
+    ASSERT_EQ(ev.descriptor.size(), 3u) << f;
+    cells.insert(ev.descriptor);
+    fmt::print("template {}: cell [{}, {}, {}]\n", f, ev.descriptor[0], ev.descriptor[1],
+               ev.descriptor[2]);
+  }
+  EXPECT_GE(cells.size(), 4u);
 }
 
 INSTANTIATE_TEST_SUITE_P(OpenCL, Corpus, ::testing::Values("opencl"));
