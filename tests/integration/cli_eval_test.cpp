@@ -27,9 +27,9 @@ std::string Binary() {
   return b && *b ? b : KF_BINARY;
 }
 
-Result RunKf(const std::string& args) {
+Result RunKf(const std::string& args, const std::string& env = "") {
   std::string err_file = fmt::format("{}/stderr.{}.txt", KF_TEST_CACHE, getpid());
-  std::string cmd = fmt::format("KF_CACHE_DIR={} KF_TASKS_DIR={} {} {} 2>{}", KF_TEST_CACHE,
+  std::string cmd = fmt::format("{} KF_CACHE_DIR={} KF_TASKS_DIR={} {} {} 2>{}", env, KF_TEST_CACHE,
                                 KF_TASKS, Binary(), args, err_file);
   std::system(fmt::format("mkdir -p {}", KF_TEST_CACHE).c_str());
   Result r;
@@ -135,6 +135,28 @@ class Backends : public ::testing::Test {
 
 BACKEND_TESTS(OpenCLEval, "opencl", ".cl")
 BACKEND_TESTS(CudaEval, "cuda", ".cu")
+
+TEST(OpenCLChecks, AKernelThatCheatsOnlyWhenTimedIsCaughtByTheTimedRecheck) {
+  if (!HasBackend("opencl")) GTEST_SKIP() << "no opencl device on this machine";
+  Result r = Eval("opencl", Data("rope_cheats_when_timed.cl"), "--sizes cpu");
+  EXPECT_EQ(r.json["status"], "incorrect") << r.json.dump(2);
+  EXPECT_NE(r.json["reason"].get<std::string>().find("the timed launch's output differs"),
+            std::string::npos)
+      << r.json["reason"];
+}
+
+TEST(OpenCLChecks, ATimeBelowThePhysicsFloorIsImplausible) {
+  if (!HasBackend("opencl")) GTEST_SKIP() << "no opencl device on this machine";
+  // With the peak bandwidth declared at 1 MB/s, any real run moves the task's minimum bytes
+  // "too fast": the plausibility floor must turn an otherwise correct kernel into `implausible`.
+  Result r = RunKf(fmt::format("eval rope_llama3 {} --device opencl --json", Rope("baseline.cl")),
+                   "KF_PEAK_BANDWIDTH_GBS=0.001");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.json["status"], "implausible") << r.json.dump(2);
+  EXPECT_NE(r.json["reason"].get<std::string>().find("exceeds the device's peak"),
+            std::string::npos)
+      << r.json["reason"];
+}
 
 TEST(Cli, TasksJsonHasTheDesignShape) {
   Result r = RunKf("tasks --json");
