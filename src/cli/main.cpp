@@ -84,29 +84,6 @@ std::string FormatMs(const std::optional<kf::TimingStats>& t) {
                      t->max_ms, t->runs);
 }
 
-// KERNEL is a file, or the name of one of the task's own kernels in the device's language:
-// "baseline", "reference", or a template's file stem ("rope_vec8").
-std::string ResolveKernelPath(const kf::Task& task, const std::string& kernel, kf::Language lang) {
-  if (std::filesystem::exists(kernel)) return kernel;
-  auto lookup = [&](const std::map<kf::Language, std::string>& files) -> std::string {
-    auto it = files.find(lang);
-    return it == files.end() ? "" : task.PathOf(it->second);
-  };
-  if (kernel == "baseline" && !lookup(task.baseline).empty()) return lookup(task.baseline);
-  if (kernel == "reference" && !lookup(task.reference).empty()) return lookup(task.reference);
-  std::string known = "baseline, reference";
-  if (auto it = task.templates.find(lang); it != task.templates.end()) {
-    for (const std::string& f : it->second) {
-      std::string stem = std::filesystem::path(f).stem().string();
-      if (stem == kernel) return task.PathOf(f);
-      known += ", " + stem;
-    }
-  }
-  throw kf::InputError(kernel, 0, "KERNEL",
-                       fmt::format("no such file, nor a {} kernel of task '{}' ({})",
-                                   kf::LanguageName(lang), task.name, known));
-}
-
 kf::Config ParseSets(const kf::Kernel& kernel, const std::vector<std::string>& sets) {
   kf::Config overrides;
   for (const std::string& s : sets) {
@@ -161,7 +138,7 @@ int EvalInProcess(const EvalArgs& a, const kf::Task& task) {
   std::unique_ptr<kf::Device> device = kf::OpenDevice(backends, a.device, &error);
   if (!device) throw NoDevice(error);
   kf::Kernel kernel =
-      kf::LoadKernelFile(ResolveKernelPath(task, a.kernel, device->info().language()));
+      kf::LoadKernelFile(kf::ResolveTaskKernel(task, a.kernel, device->info().language()));
   kf::Config config = ParseSets(kernel, a.sets);
   CheckLanguage(kernel, device->info().language(), device->info().Selector());
   kf::CompileCache cache(kf::DefaultCacheDir());
@@ -197,7 +174,7 @@ int Eval(EvalArgs a) {
   const nlohmann::json& info = supervisor.executor_info();
   kf::Language lang =
       info.value("backend", "") == "cuda" ? kf::Language::kCuda : kf::Language::kOpenCL;
-  std::string kernel_path = ResolveKernelPath(task, a.kernel, lang);
+  std::string kernel_path = kf::ResolveTaskKernel(task, a.kernel, lang);
   kf::Kernel kernel = kf::LoadKernelFile(kernel_path);
   kf::Config config = ParseSets(kernel, a.sets);
   CheckLanguage(kernel, lang, info.value("device", ""));
@@ -273,7 +250,9 @@ int main(int argc, char** argv) {
       "tune",
       "Search a template's parameter space on a device, or replay a recorded space (--replay)");
   tune->add_option("TASK", tune_args.task, "A task folder or the name of a bundled task");
-  tune->add_option("KERNEL", tune_args.kernel, "A kernel template with @param annotations");
+  tune->add_option(
+      "KERNEL", tune_args.kernel,
+      "A kernel template with @param annotations: a file, or a template of the task by name");
   tune->add_option(
       "--replay", tune_args.replay,
       "Answer every evaluation from a recorded space (Kernel Tuner cache JSON, .gz or not)");

@@ -106,7 +106,9 @@ int RunTune(TuneArgs a, const std::string& self) {
     o.device = a.device;
     o.sizes = a.sizes;
     supervisor = std::make_unique<Supervisor>(o);
-    kernel = std::make_unique<Kernel>(LoadKernelFile(a.kernel));
+    const nlohmann::json& ready = supervisor->executor_info();
+    Language lang = ready.value("backend", "") == "cuda" ? Language::kCuda : Language::kOpenCL;
+    kernel = std::make_unique<Kernel>(LoadKernelFile(ResolveTaskKernel(task, a.kernel, lang)));
     if (kernel->params.empty())
       throw InputError(a.kernel, 0, "@param", "the kernel has no tunable parameters");
     // Constraints see the device's properties, as the evaluator's do.

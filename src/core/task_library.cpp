@@ -54,4 +54,25 @@ std::vector<Task> BundledTasks() {
   return tasks;
 }
 
+std::string ResolveTaskKernel(const Task& task, const std::string& kernel, Language lang) {
+  if (fs::exists(kernel)) return kernel;
+  auto lookup = [&](const std::map<Language, std::string>& files) -> std::string {
+    auto it = files.find(lang);
+    return it == files.end() ? "" : task.PathOf(it->second);
+  };
+  if (kernel == "baseline" && !lookup(task.baseline).empty()) return lookup(task.baseline);
+  if (kernel == "reference" && !lookup(task.reference).empty()) return lookup(task.reference);
+  std::string known = "baseline, reference";
+  if (auto it = task.templates.find(lang); it != task.templates.end()) {
+    for (const std::string& f : it->second) {
+      std::string stem = fs::path(f).stem().string();
+      if (stem == kernel) return task.PathOf(f);
+      known += ", " + stem;
+    }
+  }
+  throw InputError(kernel, 0, "KERNEL",
+                   fmt::format("no such file, nor a {} kernel of task '{}' ({})",
+                               LanguageName(lang), task.name, known));
+}
+
 }  // namespace kf

@@ -14,4 +14,9 @@ std::vector<std::string> TaskSearchDirs();
 Task FindTask(const std::string& name_or_path);
 std::vector<Task> BundledTasks();
 
+// KERNEL as the command line takes it: a file, or the name of one of the task's own kernels in
+// `lang` ("baseline", "reference", or a template's file stem such as "rope_vec8"). Throws
+// InputError listing the names there are.
+std::string ResolveTaskKernel(const Task& task, const std::string& kernel, Language lang);
+
 }  // namespace kf
