@@ -502,13 +502,15 @@ Evaluation Evaluator::Evaluate(const Kernel& kernel, const Config& config) {
       if (peak_.gbs > 0) {
         ev.roofline_fraction = *ev.bandwidth_gbs / peak_.gbs;
         double best_gbs = bytes / (ev.time->min_ms * 1e-3) / 1e9;
-        if (best_gbs > peak_.gbs * options_.plausibility_margin) {
+        double margin = info.device_class == DeviceClass::kCpu ? options_.cpu_plausibility_margin
+                                                               : options_.plausibility_margin;
+        if (best_gbs > peak_.gbs * margin) {
           return fail(
               Status::kImplausible,
               fmt::format("{:.1f} GB/s at the fastest run exceeds the device's peak {:.1f} GB/s "
                           "({}) by more "
                           "than {:.2f}x: the kernel cannot have moved the task's minimum bytes",
-                          best_gbs, peak_.gbs, peak_.source, options_.plausibility_margin));
+                          best_gbs, peak_.gbs, peak_.source, margin));
         }
       }
     }
