@@ -96,11 +96,8 @@ int main(int argc, char** argv) {
     int budget = std::min<int>(static_cast<int>(baseline.size()),
                                std::max<int>(static_cast<int>(o.budget_factor * cutoff), 50));
     std::string name = path.substr(path.find_last_of('/') + 1);
-    kf::RuledSpace ruled = kf::ApplyRules(
-        rules,
-        kf::RecordedSpaceContext(replay->device_name().empty() ? name : replay->device_name(),
-                                 replay->kernel_name()),
-        replay->space());
+    kf::RuledSpace ruled =
+        kf::ApplyRules(rules, kf::RecordedSpaceContext(*replay, path), replay->space());
     std::vector<bool> variants = {false};
     if (!ruled.applied.empty()) variants.push_back(true);
     int random95 = 0;

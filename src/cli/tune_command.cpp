@@ -94,8 +94,7 @@ int RunTune(TuneArgs a, const std::string& self) {
     objective = replay.get();
     name =
         fmt::format("replay {} ({} on {})", a.replay, replay->kernel_name(), replay->device_name());
-    context = RecordedSpaceContext(replay->device_name().empty() ? a.replay : replay->device_name(),
-                                   replay->kernel_name());
+    context = RecordedSpaceContext(*replay, a.replay);
   } else {
     if (a.task.empty() || a.kernel.empty())
       throw InputError("tune", 0, "TASK KERNEL", "give TASK and KERNEL, or --replay SPACE");
@@ -163,7 +162,8 @@ int RunTune(TuneArgs a, const std::string& self) {
     for (const TraceEntry& e : session.trace()) records[e.point] = e.result;
     WriteKernelTunerCache(
         a.record, *space, records, kernel ? kernel->entry : replay->kernel_name(),
-        supervisor ? supervisor->executor_info().value("device", "") : replay->device_name());
+        supervisor ? supervisor->executor_info().value("device", "") : replay->device_name(),
+        RuleContextToJson(context));
   }
 
   const TraceEntry* best = session.best();

@@ -67,6 +67,7 @@ std::unique_ptr<ReplayObjective> ReplayObjective::Load(const std::string& path) 
   auto r = std::unique_ptr<ReplayObjective>(new ReplayObjective());
   r->kernel_name_ = j.value("kernel_name", "");
   r->device_name_ = j.value("device_name", "");
+  if (j.contains("kfoundry") && j["kfoundry"].is_object()) r->context_ = j["kfoundry"];
   std::vector<Point> points;
   for (const auto& [key, record] : j["cache"].items()) {
     Point p;
@@ -147,11 +148,13 @@ SearchSpace LoadT1Space(const std::string& path, const Env& env) {
 
 void WriteKernelTunerCache(const std::string& path, const SearchSpace& space,
                            const std::map<Point, Measurement>& records,
-                           const std::string& kernel_name, const std::string& device_name) {
+                           const std::string& kernel_name, const std::string& device_name,
+                           const nlohmann::json& context) {
   nlohmann::json j;
   j["device_name"] = device_name;
   j["kernel_name"] = kernel_name;
   j["objective"] = "time";
+  if (context.is_object()) j["kfoundry"] = context;
   std::vector<std::string> keys;
   for (const auto& p : space.params()) keys.push_back(p.name);
   j["tune_params_keys"] = keys;

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "tune/space.hpp"
@@ -34,11 +35,14 @@ class ReplayObjective : public Objective {
   const std::string& device_name() const { return device_name_; }
   // Every recorded measurement, by point (for exact baselines in benchmarks).
   const std::map<Point, Measurement>& records() const { return records_; }
+  // What our own recordings add under "kfoundry" (op class, device properties); null otherwise.
+  const nlohmann::json& context() const { return context_; }
 
  private:
   SearchSpace space_;
   std::map<Point, Measurement> records_;
   std::string kernel_name_, device_name_;
+  nlohmann::json context_;
 };
 
 // Reads a whole file, gunzipping it when it starts with the gzip magic.
@@ -48,9 +52,12 @@ std::string ReadMaybeGzipped(const std::string& path);
 // syntax). Throws InputError naming the file and field.
 SearchSpace LoadT1Space(const std::string& path, const Env& env = Env());
 
-// Writes a full-space recording in Kernel Tuner's cache format.
+// Writes a full-space recording in Kernel Tuner's cache format; `context` (op class, device
+// properties) goes under "kfoundry", a key Kernel Tuner ignores, so replay can apply the same
+// rules.
 void WriteKernelTunerCache(const std::string& path, const SearchSpace& space,
                            const std::map<Point, Measurement>& records,
-                           const std::string& kernel_name, const std::string& device_name);
+                           const std::string& kernel_name, const std::string& device_name,
+                           const nlohmann::json& context = nullptr);
 
 }  // namespace kf

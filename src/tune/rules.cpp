@@ -272,10 +272,33 @@ RuledSpace ApplyRules(const std::vector<Rule>& rules, const RuleContext& context
   return out;
 }
 
-RuleContext RecordedSpaceContext(const std::string& device_name, const std::string& kernel_name) {
+nlohmann::json RuleContextToJson(const RuleContext& c) {
+  nlohmann::json device = nlohmann::json::object();
+  for (const auto& [k, v] : c.device.entries()) device[k] = v;
+  return {{"op_class", c.op_class},         {"vendor", c.vendor},           {"arch", c.arch},
+          {"device_class", c.device_class}, {"device_name", c.device_name}, {"device", device}};
+}
+
+RuleContext RecordedSpaceContext(const ReplayObjective& replay, const std::string& path) {
   RuleContext c;
+  const nlohmann::json& j = replay.context();
+  if (j.is_object()) {  // one of our recordings: its own words
+    c.op_class = j.value("op_class", "");
+    c.vendor = j.value("vendor", "");
+    c.arch = j.value("arch", "");
+    c.device_class = j.value("device_class", "");
+    c.device_name = j.value("device_name", "");
+    if (j.contains("device") && j["device"].is_object()) {
+      for (const auto& [k, v] : j["device"].items()) {
+        if (v.is_number()) c.device.Set(k, v.get<double>());
+      }
+    }
+    return c;
+  }
+  std::string device_name =
+      replay.device_name().empty() ? fs::path(path).filename().string() : replay.device_name();
   c.device_name = device_name;
-  c.op_class = kernel_name;
+  c.op_class = replay.kernel_name();
   c.device_class = "gpu";
   bool amd = device_name.find("MI") != std::string::npos ||
              device_name.find("AMD") != std::string::npos ||

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/expr.hpp"
+#include "tune/objective.hpp"
 #include "tune/space.hpp"
 
 namespace kf {
@@ -63,9 +64,11 @@ struct RuledSpace {
 RuledSpace ApplyRules(const std::vector<Rule>& rules, const RuleContext& context,
                       const SearchSpace& space);
 
-// The context of a recorded space, from what its file says (or, where it names no device, its
-// file name): the device name decides the vendor
-// and the sub-group width (32 for NVIDIA, 64 for AMD), the kernel name stands for the op class.
-RuleContext RecordedSpaceContext(const std::string& device_name, const std::string& kernel_name);
+// The context of a recorded space: what our own recordings store under "kfoundry"; otherwise
+// from what the file says (or, where it names no device, the file name): the device name decides
+// the vendor and the sub-group width (32 for NVIDIA, 64 for AMD), the kernel name stands for the
+// op class.
+RuleContext RecordedSpaceContext(const ReplayObjective& replay, const std::string& path);
+nlohmann::json RuleContextToJson(const RuleContext& context);
 
 }  // namespace kf

@@ -99,6 +99,24 @@ TEST(Rules, RulesThatWouldLeaveNothingAreNotApplied) {
   EXPECT_FALSE(r.hints.empty());
 }
 
+TEST(Rules, OurRecordingsCarryTheirContextSoReplayAppliesTheSameRules) {
+  auto bowl = ReplayObjective::Load(std::string(KF_TEST_DATA) + "/spaces/bowl.json");
+  RuleContext live = Gpu("NVIDIA", "sm_90", 32);
+  std::string path = std::filesystem::temp_directory_path() / "kf_context_recording.json";
+  WriteKernelTunerCache(path, bowl->space(), bowl->records(), "bowl", "cuda:0 (NVIDIA H200)",
+                        RuleContextToJson(live));
+  auto again = ReplayObjective::Load(path);
+  RuleContext replayed = RecordedSpaceContext(*again, path);
+  EXPECT_EQ(replayed.op_class, "rope");
+  EXPECT_EQ(replayed.arch, "sm_90");
+  EXPECT_EQ(replayed.device_class, "gpu");
+  EXPECT_EQ(replayed.device.Get("sub_group_width"), 32.0);
+  // A cache file of Kernel Tuner's own has no context: the device name decides.
+  RuleContext derived = RecordedSpaceContext(*bowl, "bowl.json");
+  EXPECT_EQ(derived.device_class, "gpu");
+  EXPECT_EQ(derived.op_class, "bowl");
+}
+
 TEST(Rules, MalformedFilesNameFileLineAndField) {
   auto error = [](const std::string& text) {
     try {
@@ -136,10 +154,7 @@ TEST(Rules, TheShippedRuleSetsLoadAndKeepTheRecordedOptima) {
     std::string path = entry.path().string();
     if (path.size() < 8 || path.substr(path.size() - 8) != ".json.gz") continue;
     auto replay = ReplayObjective::Load(path);
-    std::string device =
-        replay->device_name().empty() ? entry.path().filename().string() : replay->device_name();
-    RuledSpace ruled =
-        ApplyRules(rules, RecordedSpaceContext(device, replay->kernel_name()), replay->space());
+    RuledSpace ruled = ApplyRules(rules, RecordedSpaceContext(*replay, path), replay->space());
     const Point* best = nullptr;
     for (const auto& [p, m] : replay->records()) {
       if (m.ok && (!best || m.time_ms < replay->records().at(*best).time_ms)) best = &p;
