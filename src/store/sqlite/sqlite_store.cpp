@@ -1,0 +1,330 @@
+#include "store/sqlite/sqlite_store.hpp"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <chrono>
+#include <ctime>
+
+#include "core/evaluation_json.hpp"
+#include "core/input_error.hpp"
+
+namespace kf {
+
+namespace {
+
+// Migration N takes the schema from version N-1 to N. Append only: never edit a shipped one.
+const std::vector<const char*> kMigrations = {
+    R"(
+CREATE TABLE runs (
+  name TEXT PRIMARY KEY,
+  task TEXT NOT NULL,
+  device TEXT NOT NULL,
+  settings TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE kernels (
+  id TEXT PRIMARY KEY,
+  path TEXT NOT NULL,
+  language TEXT NOT NULL,
+  entry TEXT NOT NULL,
+  source TEXT NOT NULL
+);
+CREATE TABLE candidates (
+  id TEXT PRIMARY KEY,
+  kernel_id TEXT NOT NULL REFERENCES kernels(id),
+  config TEXT NOT NULL
+);
+CREATE TABLE evaluations (
+  key TEXT PRIMARY KEY,
+  seq INTEGER NOT NULL,
+  run TEXT NOT NULL REFERENCES runs(name),
+  candidate_id TEXT NOT NULL REFERENCES candidates(id),
+  status TEXT NOT NULL,
+  time_ms REAL,
+  verdict TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX evaluations_by_run ON evaluations(run, seq);
+CREATE TABLE archive (
+  run TEXT NOT NULL REFERENCES runs(name),
+  cell TEXT NOT NULL,
+  candidate_id TEXT NOT NULL REFERENCES candidates(id),
+  speedup REAL NOT NULL,
+  PRIMARY KEY (run, cell)
+);
+CREATE TABLE events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  data TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+)",
+};
+
+std::string Now() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+class SqliteStore : public Store {
+ public:
+  explicit SqliteStore(const std::string& path)
+      : path_(path), db_(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE, 10000) {
+    db_.exec("PRAGMA journal_mode = WAL");
+    db_.exec("PRAGMA synchronous = NORMAL");
+    db_.exec("PRAGMA foreign_keys = ON");
+    Migrate();
+  }
+
+  int schema_version() const override { return version_; }
+
+  RunInfo OpenRun(const RunInfo& wanted) override {
+    SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
+    if (std::optional<RunInfo> existing = FindRun(wanted.name)) {
+      if (existing->task != wanted.task || existing->device != wanted.device) {
+        throw InputError(path_, 0, "run " + wanted.name,
+                         fmt::format("exists for task '{}' on '{}', not '{}' on '{}'",
+                                     existing->task, existing->device, wanted.task, wanted.device));
+      }
+      return *existing;
+    }
+    SQLite::Statement insert(
+        db_, "INSERT INTO runs (name, task, device, settings, created_at) VALUES (?, ?, ?, ?, ?)");
+    RunInfo run = wanted;
+    run.created_at = Now();
+    insert.bind(1, run.name);
+    insert.bind(2, run.task);
+    insert.bind(3, run.device);
+    insert.bind(4, run.settings.dump());
+    insert.bind(5, run.created_at);
+    insert.exec();
+    tx.commit();
+    return run;
+  }
+
+  std::optional<RunInfo> FindRun(const std::string& name) override {
+    SQLite::Statement q(db_, "SELECT task, device, settings, created_at FROM runs WHERE name = ?");
+    q.bind(1, name);
+    if (!q.executeStep()) return std::nullopt;
+    RunInfo r;
+    r.name = name;
+    r.task = q.getColumn(0).getString();
+    r.device = q.getColumn(1).getString();
+    r.settings = nlohmann::json::parse(q.getColumn(2).getString(), nullptr, false);
+    r.created_at = q.getColumn(3).getString();
+    return r;
+  }
+
+  bool PutKernel(const Kernel& kernel) override {
+    SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
+    bool added = InsertKernel(kernel);
+    tx.commit();
+    return added;
+  }
+
+  bool PutEvaluation(const std::string& run, const Kernel& kernel, const Config& config,
+                     const std::string& key, const Evaluation& ev) override {
+    SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
+    InsertKernel(kernel);
+    std::string kernel_id = KernelId(kernel);
+    std::string candidate_id = CandidateId(kernel_id, config);
+    SQLite::Statement cand(
+        db_, "INSERT OR IGNORE INTO candidates (id, kernel_id, config) VALUES (?, ?, ?)");
+    cand.bind(1, candidate_id);
+    cand.bind(2, kernel_id);
+    cand.bind(3, ConfigToJson(config).dump());
+    cand.exec();
+    SQLite::Statement insert(
+        db_,
+        "INSERT OR IGNORE INTO evaluations (key, seq, run, candidate_id, status, time_ms, verdict, "
+        "created_at) VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM evaluations WHERE run = ?), "
+        "?, ?, ?, ?, ?, ?)");
+    insert.bind(1, key);
+    insert.bind(2, run);
+    insert.bind(3, run);
+    insert.bind(4, candidate_id);
+    insert.bind(5, std::string(StatusName(ev.status)));
+    if (ev.time) {
+      insert.bind(6, ev.time->median_ms);
+    } else {
+      insert.bind(6);
+    }
+    insert.bind(7, EvaluationToJson(ev).dump());
+    insert.bind(8, Now());
+    bool added = insert.exec() > 0;
+    tx.commit();
+    return added;
+  }
+
+  std::optional<Evaluation> FindEvaluation(const std::string& key) override {
+    SQLite::Statement q(db_, "SELECT verdict FROM evaluations WHERE key = ?");
+    q.bind(1, key);
+    if (!q.executeStep()) return std::nullopt;
+    return EvaluationFromJson(nlohmann::json::parse(q.getColumn(0).getString()));
+  }
+
+  std::vector<StoredEvaluation> RunEvaluations(const std::string& run) override {
+    SQLite::Statement q(
+        db_,
+        "SELECT e.seq, e.key, e.candidate_id, c.kernel_id, c.config, e.verdict FROM evaluations e "
+        "JOIN candidates c ON c.id = e.candidate_id WHERE e.run = ? ORDER BY e.seq");
+    q.bind(1, run);
+    std::vector<StoredEvaluation> out;
+    while (q.executeStep()) {
+      StoredEvaluation s;
+      s.seq = q.getColumn(0).getInt64();
+      s.key = q.getColumn(1).getString();
+      s.candidate_id = q.getColumn(2).getString();
+      s.kernel_id = q.getColumn(3).getString();
+      s.config = ConfigFromJson(nlohmann::json::parse(q.getColumn(4).getString()));
+      s.evaluation = EvaluationFromJson(nlohmann::json::parse(q.getColumn(5).getString()));
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+
+  bool OfferArchiveCell(const std::string& run, const ArchiveEntry& entry) override {
+    SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement upsert(
+        db_,
+        "INSERT INTO archive (run, cell, candidate_id, speedup) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (run, cell) DO UPDATE SET candidate_id = excluded.candidate_id, "
+        "speedup = excluded.speedup WHERE excluded.speedup > archive.speedup");
+    upsert.bind(1, run);
+    upsert.bind(2, nlohmann::json(entry.cell).dump());
+    upsert.bind(3, entry.candidate_id);
+    upsert.bind(4, entry.speedup);
+    bool changed = upsert.exec() > 0;
+    tx.commit();
+    return changed;
+  }
+
+  std::vector<ArchiveEntry> Archive(const std::string& run) override {
+    SQLite::Statement q(
+        db_, "SELECT cell, candidate_id, speedup FROM archive WHERE run = ? ORDER BY cell");
+    q.bind(1, run);
+    std::vector<ArchiveEntry> out;
+    while (q.executeStep()) {
+      out.push_back({nlohmann::json::parse(q.getColumn(0).getString()).get<std::vector<int>>(),
+                     q.getColumn(1).getString(), q.getColumn(2).getDouble()});
+    }
+    return out;
+  }
+
+  void AddEvent(const std::string& run, const std::string& kind,
+                const nlohmann::json& data) override {
+    SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement insert(
+        db_, "INSERT INTO events (run, kind, data, created_at) VALUES (?, ?, ?, ?)");
+    insert.bind(1, run);
+    insert.bind(2, kind);
+    insert.bind(3, data.dump());
+    insert.bind(4, Now());
+    insert.exec();
+    tx.commit();
+  }
+
+  std::vector<nlohmann::json> Events(const std::string& run) override {
+    SQLite::Statement q(db_, "SELECT kind, data, created_at FROM events WHERE run = ? ORDER BY id");
+    q.bind(1, run);
+    std::vector<nlohmann::json> out;
+    while (q.executeStep()) {
+      out.push_back({{"kind", q.getColumn(0).getString()},
+                     {"data", nlohmann::json::parse(q.getColumn(1).getString())},
+                     {"at", q.getColumn(2).getString()}});
+    }
+    return out;
+  }
+
+ private:
+  void Migrate() {
+    SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
+    db_.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+    SQLite::Statement q(db_, "SELECT MAX(version) FROM schema_version");
+    q.executeStep();
+    version_ = q.getColumn(0).isNull() ? 0 : q.getColumn(0).getInt();
+    q.reset();
+    if (version_ > static_cast<int>(kMigrations.size())) {
+      throw InputError(
+          path_, 0, "schema_version",
+          fmt::format("the store has schema version {}, newer than this kfoundry knows ({})",
+                      version_, kMigrations.size()));
+    }
+    for (size_t v = static_cast<size_t>(version_); v < kMigrations.size(); ++v) {
+      db_.exec(kMigrations[v]);
+      SQLite::Statement record(db_, "INSERT INTO schema_version (version) VALUES (?)");
+      record.bind(1, static_cast<int>(v + 1));
+      record.exec();
+    }
+    version_ = static_cast<int>(kMigrations.size());
+    tx.commit();
+  }
+
+  bool InsertKernel(const Kernel& k) {
+    SQLite::Statement insert(
+        db_,
+        "INSERT OR IGNORE INTO kernels (id, path, language, entry, source) VALUES (?, ?, ?, ?, ?)");
+    insert.bind(1, KernelId(k));
+    insert.bind(2, k.path);
+    insert.bind(3, std::string(LanguageName(k.language)));
+    insert.bind(4, k.entry);
+    insert.bind(5, k.source);
+    return insert.exec() > 0;
+  }
+
+  std::string path_;
+  SQLite::Database db_;
+  int version_ = 0;
+};
+
+}  // namespace
+
+int SqliteSchemaVersion() {
+  return static_cast<int>(kMigrations.size());
+}
+
+std::unique_ptr<Store> OpenSqliteStore(const std::string& path) {
+  try {
+    return std::make_unique<SqliteStore>(path);
+  } catch (const SQLite::Exception& e) {
+    throw InputError(path, 0, "store", e.what());
+  }
+}
+
+std::string KernelId(const Kernel& kernel) {
+  std::string material =
+      std::string(LanguageName(kernel.language)) + "\n" + kernel.entry + "\n" + kernel.source;
+  XXH128_hash_t h = XXH3_128bits(material.data(), material.size());
+  return fmt::format("k{:016x}{:016x}", h.high64, h.low64);
+}
+
+std::string CandidateId(const std::string& kernel_id, const Config& config) {
+  std::string material = kernel_id + "\n" + ConfigToJson(config).dump();
+  XXH128_hash_t h = XXH3_128bits(material.data(), material.size());
+  return fmt::format("c{:016x}{:016x}", h.high64, h.low64);
+}
+
+std::string EvaluationKey(const std::string& candidate_id, const std::string& device,
+                          const nlohmann::json& settings) {
+  std::string material = candidate_id + "\n" + device + "\n" + settings.dump();
+  XXH128_hash_t h = XXH3_128bits(material.data(), material.size());
+  return fmt::format("e{:016x}{:016x}", h.high64, h.low64);
+}
+
+std::unique_ptr<Store> OpenStore(const std::string& url) {
+  std::string path = url;
+  if (url.rfind("sqlite:", 0) == 0) {
+    path = url.substr(7);
+  } else if (url.find("://") != std::string::npos) {
+    throw InputError(url, 0, "--store", "unknown store (this build has sqlite:PATH)");
+  }
+  if (path.empty()) throw InputError(url, 0, "--store", "no file name after sqlite:");
+  return OpenSqliteStore(path);
+}
+
+}  // namespace kf
