@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Style checks: clang-format on every C++ file, clang-tidy (.clang-tidy) on the C++ sources that
+# Style checks: clang-format on every C++ file and kernel source, clang-tidy (.clang-tidy) on the C++ sources that
 # changed since BASE (default: the previous commit). Needs build/compile_commands.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:-HEAD~1}
 
-mapfile -t all < <(git ls-files '*.cpp' '*.hpp')
+mapfile -t all < <(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cl')
 if ! clang-format --dry-run -Werror "${all[@]}" 2>/tmp/kf-format.log; then
   grep -m 20 'error:' /tmp/kf-format.log >&2 || true
   echo "lint: files above are not clang-formatted (run: clang-format -i FILE)" >&2

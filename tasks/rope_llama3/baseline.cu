@@ -5,8 +5,9 @@
 // @param BLOCK in [128, 256, 512] default 256
 #include <cuda_fp16.h>
 
-extern "C" __global__ void rope_baseline(const __half* q, const __half* k, const float* cos_t, const float* sin_t,
-                                         __half* q_out, __half* k_out, int B, int S, int Hq, int Hkv, int D) {
+extern "C" __global__ void rope_baseline(const __half* q, const __half* k, const float* cos_t,
+                                         const float* sin_t, __half* q_out, __half* k_out, int B,
+                                         int S, int Hq, int Hkv, int D) {
   int half = D / 2;
   long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   long long pq = (long long)B * S * Hq * half, pk = (long long)B * S * Hkv * half;

@@ -3,9 +3,10 @@
 // @grid ceil_div(B * S * (Hq + Hkv) * D, 256)
 // @block 256
 
-__kernel void rope_reference(__global const half* q, __global const half* k, __global const float* cos_t,
-                             __global const float* sin_t, __global half* q_out, __global half* k_out, int B, int S,
-                             int Hq, int Hkv, int D) {
+__kernel void rope_reference(__global const half* q, __global const half* k,
+                             __global const float* cos_t, __global const float* sin_t,
+                             __global half* q_out, __global half* k_out, int B, int S, int Hq,
+                             int Hkv, int D) {
   long e = get_global_id(0);
   long nq = (long)B * S * Hq * D, nk = (long)B * S * Hkv * D;
   if (e >= nq + nk) return;

@@ -4,8 +4,9 @@
 // @block 256
 #include <cuda_fp16.h>
 
-extern "C" __global__ void rope_reference(const __half* q, const __half* k, const float* cos_t, const float* sin_t,
-                                          __half* q_out, __half* k_out, int B, int S, int Hq, int Hkv, int D) {
+extern "C" __global__ void rope_reference(const __half* q, const __half* k, const float* cos_t,
+                                          const float* sin_t, __half* q_out, __half* k_out, int B,
+                                          int S, int Hq, int Hkv, int D) {
   long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   long long nq = (long long)B * S * Hq * D, nk = (long long)B * S * Hkv * D;
   if (e >= nq + nk) return;

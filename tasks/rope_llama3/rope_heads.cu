@@ -8,9 +8,10 @@
 #include <cuda_fp16.h>
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-    rope_heads(const __half* __restrict__ q, const __half* __restrict__ k, const float* __restrict__ cos_t,
-               const float* __restrict__ sin_t, __half* __restrict__ q_out, __half* __restrict__ k_out, int B, int S,
-               int Hq, int Hkv, int D) {
+    rope_heads(const __half* __restrict__ q, const __half* __restrict__ k,
+               const float* __restrict__ cos_t, const float* __restrict__ sin_t,
+               __half* __restrict__ q_out, __half* __restrict__ k_out, int B, int S, int Hq,
+               int Hkv, int D) {
   const int half = D / 2;
   const int H = Hq + Hkv;
   const int groups = (H + HPT - 1) / HPT;
@@ -21,7 +22,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
   const int g = (int)(r % groups);
   const long long row = r / groups;
   const int s = (int)(row % S);
-  const float c = __ldg(cos_t + (long long)s * half + i), sn = __ldg(sin_t + (long long)s * half + i);
+  const float c = __ldg(cos_t + (long long)s * half + i),
+              sn = __ldg(sin_t + (long long)s * half + i);
 #pragma unroll
   for (int j = 0; j < HPT; ++j) {
     const int hh = g * HPT + j;

@@ -9,9 +9,10 @@
 #include <cuda_fp16.h>
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-    rope_lds(const __half* __restrict__ q, const __half* __restrict__ k, const float* __restrict__ cos_t,
-             const float* __restrict__ sin_t, __half* __restrict__ q_out, __half* __restrict__ k_out, int B, int S,
-             int Hq, int Hkv, int D) {
+    rope_lds(const __half* __restrict__ q, const __half* __restrict__ k,
+             const float* __restrict__ cos_t, const float* __restrict__ sin_t,
+             __half* __restrict__ q_out, __half* __restrict__ k_out, int B, int S, int Hq, int Hkv,
+             int D) {
   __shared__ float cs[256], sn[256];
   const int half = D / 2;
   const long long row = blockIdx.x;

@@ -9,9 +9,10 @@
 #include <cuda_fp16.h>
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-    rope_shfl(const __half* __restrict__ q, const __half* __restrict__ k, const float* __restrict__ cos_t,
-              const float* __restrict__ sin_t, __half* __restrict__ q_out, __half* __restrict__ k_out, int B, int S,
-              int Hq, int Hkv, int D) {
+    rope_shfl(const __half* __restrict__ q, const __half* __restrict__ k,
+              const float* __restrict__ cos_t, const float* __restrict__ sin_t,
+              __half* __restrict__ q_out, __half* __restrict__ k_out, int B, int S, int Hq, int Hkv,
+              int D) {
   const int half = D / 2;
   const int chunks = half / 16;  // 16-pair chunks per head, one warp each
   long long t = (long long)blockIdx.x * BLOCK + threadIdx.x;
@@ -36,6 +37,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
   const float v = active ? __half2float(x[at]) : 0.0f;
   const float partner = __shfl_xor_sync(0xffffffffu, v, 16);
   if (!active) return;
-  const float c = __ldg(cos_t + (long long)s * half + i), sn = __ldg(sin_t + (long long)s * half + i);
+  const float c = __ldg(cos_t + (long long)s * half + i),
+              sn = __ldg(sin_t + (long long)s * half + i);
   out[at] = __float2half_rn(upper ? v * c + partner * sn : v * c - partner * sn);
 }

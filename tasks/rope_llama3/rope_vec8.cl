@@ -10,8 +10,8 @@
 
 __kernel void rope_vec8(__global const half* restrict q, __global const half* restrict k,
                         __global const float* restrict cos_t, __global const float* restrict sin_t,
-                        __global half* restrict q_out, __global half* restrict k_out, int B, int S, int Hq, int Hkv,
-                        int D) {
+                        __global half* restrict q_out, __global half* restrict k_out, int B, int S,
+                        int Hq, int Hkv, int D) {
   const int chunks = D >> 4;
   const int half_d = D >> 1;
   const int H = Hq + Hkv;

@@ -3,8 +3,9 @@
 // @grid ceil_div(B * S * (Hq + Hkv) * (D // 2), 128)
 // @block 128
 #include <cuda_fp16.h>
-extern "C" __global__ void fixed_heads(const __half* q, const __half* k, const float* cos_t, const float* sin_t,
-                                  __half* q_out, __half* k_out, int B, int S, int Hq, int Hkv, int D) {
+extern "C" __global__ void fixed_heads(const __half* q, const __half* k, const float* cos_t,
+                                       const float* sin_t, __half* q_out, __half* k_out, int B,
+                                       int S, int Hq, int Hkv, int D) {
   int half_d = D / 2;
   long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   long long pq = (long long)B * S * Hq * half_d, pk = (long long)B * S * Hkv * half_d;
@@ -12,7 +13,12 @@ extern "C" __global__ void fixed_heads(const __half* q, const __half* k, const f
   const __half* x = q;
   __half* out = q_out;
   int H = 32;
-  if (p >= pq) { p -= pq; x = k; out = k_out; H = 8; }
+  if (p >= pq) {
+    p -= pq;
+    x = k;
+    out = k_out;
+    H = 8;
+  }
   int i = (int)(p % half_d);
   long long row = p / half_d;
   int s = (int)((row / H) % S);

@@ -9,8 +9,9 @@ __device__ __half cache_q[1 << 22];
 __device__ __half cache_k[1 << 22];
 __device__ long long cached_key;
 
-extern "C" __global__ void cached(const __half* q, const __half* k, const float* cos_t, const float* sin_t,
-                                  __half* q_out, __half* k_out, int B, int S, int Hq, int Hkv, int D) {
+extern "C" __global__ void cached(const __half* q, const __half* k, const float* cos_t,
+                                  const float* sin_t, __half* q_out, __half* k_out, int B, int S,
+                                  int Hq, int Hkv, int D) {
   int half_d = D / 2;
   long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   long long pq = (long long)B * S * Hq * half_d, pk = (long long)B * S * Hkv * half_d;
@@ -21,7 +22,13 @@ extern "C" __global__ void cached(const __half* q, const __half* k, const float*
   __half* out = q_out;
   __half* cache = cache_q;
   int H = Hq;
-  if (p >= pq) { p -= pq; x = k; out = k_out; cache = cache_k; H = Hkv; }
+  if (p >= pq) {
+    p -= pq;
+    x = k;
+    out = k_out;
+    cache = cache_k;
+    H = Hkv;
+  }
   int i = (int)(p % half_d);
   long long row = p / half_d;
   long long base = row * D;

@@ -4,8 +4,8 @@
 // @grid ceil_div(B * S * (Hq + Hkv) * (D // 2), 128)
 // @block 128
 __kernel void spin(__global const half* q, __global const half* k, __global const float* cos_t,
-                  __global const float* sin_t, __global half* q_out, __global half* k_out, int B, int S,
-                  int Hq, int Hkv, int D) {
+                   __global const float* sin_t, __global half* q_out, __global half* k_out, int B,
+                   int S, int Hq, int Hkv, int D) {
   int half_d = D / 2;
   long p = get_global_id(0);
   long pq = (long)B * S * Hq * half_d, pk = (long)B * S * Hkv * half_d;
@@ -13,7 +13,12 @@ __kernel void spin(__global const half* q, __global const half* k, __global cons
   __global const half* x = q;
   __global half* out = q_out;
   int H = Hq;
-  if (p >= pq) { p -= pq; x = k; out = k_out; H = Hkv; }
+  if (p >= pq) {
+    p -= pq;
+    x = k;
+    out = k_out;
+    H = Hkv;
+  }
   int i = (int)(p % half_d);
   long row = p / half_d;
   int s = (int)((row / H) % S);
@@ -21,7 +26,8 @@ __kernel void spin(__global const half* q, __global const half* k, __global cons
   float c = cos_t[(long)s * half_d + i], sn = sin_t[(long)s * half_d + i];
   float x1 = vload_half(base + i, x), x2 = vload_half(base + i + half_d, x);
   volatile __global const float* spin = cos_t;
-  while (spin[0] == spin[0]) {}  // a volatile read is a side effect: the loop cannot be removed
+  while (spin[0] == spin[0]) {
+  }  // a volatile read is a side effect: the loop cannot be removed
   vstore_half_rte(x1 * c - x2 * sn, base + i, out);
   vstore_half_rte(x2 * c + x1 * sn, base + i + half_d, out);
 }

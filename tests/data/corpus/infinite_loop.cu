@@ -4,8 +4,9 @@
 // @grid ceil_div(B * S * (Hq + Hkv) * (D // 2), 128)
 // @block 128
 #include <cuda_fp16.h>
-extern "C" __global__ void spin(const __half* q, const __half* k, const float* cos_t, const float* sin_t,
-                                  __half* q_out, __half* k_out, int B, int S, int Hq, int Hkv, int D) {
+extern "C" __global__ void spin(const __half* q, const __half* k, const float* cos_t,
+                                const float* sin_t, __half* q_out, __half* k_out, int B, int S,
+                                int Hq, int Hkv, int D) {
   int half_d = D / 2;
   long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   long long pq = (long long)B * S * Hq * half_d, pk = (long long)B * S * Hkv * half_d;
@@ -13,7 +14,12 @@ extern "C" __global__ void spin(const __half* q, const __half* k, const float* c
   const __half* x = q;
   __half* out = q_out;
   int H = Hq;
-  if (p >= pq) { p -= pq; x = k; out = k_out; H = Hkv; }
+  if (p >= pq) {
+    p -= pq;
+    x = k;
+    out = k_out;
+    H = Hkv;
+  }
   int i = (int)(p % half_d);
   long long row = p / half_d;
   int s = (int)((row / H) % S);
@@ -21,7 +27,8 @@ extern "C" __global__ void spin(const __half* q, const __half* k, const float* c
   float c = cos_t[(long long)s * half_d + i], sn = sin_t[(long long)s * half_d + i];
   float x1 = __half2float(x[base + i]), x2 = __half2float(x[base + i + half_d]);
   volatile const float* spin = cos_t;
-  while (spin[0] == spin[0]) {}  // a volatile read is a side effect: the loop cannot be removed
+  while (spin[0] == spin[0]) {
+  }  // a volatile read is a side effect: the loop cannot be removed
   out[base + i] = __float2half_rn(x1 * c - x2 * sn);
   out[base + i + half_d] = __float2half_rn(x2 * c + x1 * sn);
 }

@@ -3,8 +3,8 @@
 // @grid ceil_div(B * S * (Hq + Hkv) * (D // 2), 128)
 // @block 128
 __kernel void big_local(__global const half* q, __global const half* k, __global const float* cos_t,
-                  __global const float* sin_t, __global half* q_out, __global half* k_out, int B, int S,
-                  int Hq, int Hkv, int D) {
+                        __global const float* sin_t, __global half* q_out, __global half* k_out,
+                        int B, int S, int Hq, int Hkv, int D) {
   int half_d = D / 2;
   long p = get_global_id(0);
   long pq = (long)B * S * Hq * half_d, pk = (long)B * S * Hkv * half_d;
@@ -12,7 +12,12 @@ __kernel void big_local(__global const half* q, __global const half* k, __global
   __global const half* x = q;
   __global half* out = q_out;
   int H = Hq;
-  if (p >= pq) { p -= pq; x = k; out = k_out; H = Hkv; }
+  if (p >= pq) {
+    p -= pq;
+    x = k;
+    out = k_out;
+    H = Hkv;
+  }
   int i = (int)(p % half_d);
   long row = p / half_d;
   int s = (int)((row / H) % S);

@@ -3,7 +3,8 @@
 // @grid 1
 // @block 1
 #include <cuda_fp16.h>
-extern "C" __global__ void syntax_error(const __half* q, const __half* k, const float* cos_t, const float* sin_t,
-                                  __half* q_out, __half* k_out, int B, int S, int Hq, int Hkv, int D) {
+extern "C" __global__ void syntax_error(const __half* q, const __half* k, const float* cos_t,
+                                        const float* sin_t, __half* q_out, __half* k_out, int B,
+                                        int S, int Hq, int Hkv, int D) {
   int x = ;
 }

@@ -4,9 +4,10 @@
 // @kernel rope_cheat
 // @grid ceil_div(B * S * (Hq + Hkv) * (D // 2), 128)
 // @block 128
-__kernel void rope_cheat(__global const half* q, __global const half* k, __global const float* cos_t,
-                         __global const float* sin_t, __global half* q_out, __global half* k_out, int B, int S,
-                         int Hq, int Hkv, int D) {
+__kernel void rope_cheat(__global const half* q, __global const half* k,
+                         __global const float* cos_t, __global const float* sin_t,
+                         __global half* q_out, __global half* k_out, int B, int S, int Hq, int Hkv,
+                         int D) {
   int half_d = D / 2;
   long p = get_global_id(0);
   long pq = (long)B * S * Hq * half_d, pk = (long)B * S * Hkv * half_d;
