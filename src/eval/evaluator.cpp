@@ -283,6 +283,7 @@ Evaluation Evaluator::Evaluate(const Kernel& kernel, const Config& config) {
   const SizeSet& bench =
       task_.BenchSizes(options_.bench_sizes, std::string(DeviceClassName(info.device_class)));
   ev.bench_sizes = bench.name;
+  int64_t group_size = 1;  // work-items per group at the benchmark sizes
   {
     Env env = SizesEnv(bench.sizes);
     BindConfig(config, env);
@@ -302,8 +303,8 @@ Evaluation Evaluator::Evaluate(const Kernel& kernel, const Config& config) {
     }
     try {
       Launch l = MakeLaunch(kernel, config, SizesEnv(bench.sizes));
-      int64_t threads = 1;
-      for (int64_t b : l.block) threads *= b;
+      for (int64_t b : l.block) group_size *= b;
+      const int64_t threads = group_size;
       if (threads > info.max_work_group_size) {
         ev.hints.push_back(fmt::format("work-group size {} over the device limit {}", threads,
                                        info.max_work_group_size));
@@ -345,9 +346,7 @@ Evaluation Evaluator::Evaluate(const Kernel& kernel, const Config& config) {
                     needs.static_local_bytes, info.local_mem_bytes));
   }
   {
-    Launch l = MakeLaunch(kernel, config, SizesEnv(bench.sizes));
-    int64_t threads = 1;
-    for (int64_t b : l.block) threads *= b;
+    const int64_t threads = group_size;
     if (needs.max_group_size > 0 && threads > needs.max_group_size) {
       ev.hints.push_back(
           "too many registers or too much local memory per work-item for this block size");

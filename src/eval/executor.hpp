@@ -77,7 +77,7 @@ class Supervisor {
  private:
   void Start();
   void Stop();
-  // Reads one message, waiting at most until `deadline`; nullopt on EOF, throws on time-out.
+  // Reads one message into `out`, waiting at most until `deadline`.
   enum class ReadResult { kMessage, kEof, kTimeout };
   ReadResult ReadMessage(std::chrono::steady_clock::time_point deadline, nlohmann::json* out);
   std::string DescribeExit();

@@ -13,38 +13,14 @@
 #include <sstream>
 #include <string>
 
+#include "kf_process.hpp"
+
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out, err;
-  nlohmann::json json;
-};
-
-// $KF_TEST_BINARY runs a kfoundry built elsewhere (the GPU machine runs a carried build).
-std::string Binary() {
-  const char* b = std::getenv("KF_TEST_BINARY");
-  return b && *b ? b : KF_BINARY;
-}
+using Result = kf::testing::KfResult;
 
 Result RunKf(const std::string& args, const std::string& env = "") {
-  std::string err_file = fmt::format("{}/stderr.{}.txt", KF_TEST_CACHE, getpid());
-  std::string cmd = fmt::format("{} KF_CACHE_DIR={} KF_TASKS_DIR={} {} {} 2>{}", env, KF_TEST_CACHE,
-                                KF_TASKS, Binary(), args, err_file);
-  std::system(fmt::format("mkdir -p {}", KF_TEST_CACHE).c_str());
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.out.append(buf, n);
-  int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.err = ss.str();
-  r.json = nlohmann::json::parse(r.out, nullptr, false);
-  return r;
+  return kf::testing::RunKfoundry(args, env);
 }
 
 std::string Rope(const std::string& file) {

@@ -11,14 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "kf_process.hpp"
 #include "tune/objective.hpp"
 
 namespace {
-
-std::string Binary() {
-  const char* b = std::getenv("KF_TEST_BINARY");
-  return b && *b ? b : KF_BINARY;
-}
 
 struct Out {
   int code = -1;
@@ -27,23 +23,8 @@ struct Out {
 };
 
 Out Kf(const std::string& args) {
-  std::string err = fmt::format("{}/tune-stderr.{}.txt", KF_TEST_CACHE, getpid());
-  std::system(fmt::format("mkdir -p {}", KF_TEST_CACHE).c_str());
-  FILE* p = popen(
-      fmt::format("KF_CACHE_DIR={} {} {} 2>{}", KF_TEST_CACHE, Binary(), args, err).c_str(), "r");
-  std::string text;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) text.append(buf, n);
-  int status = pclose(p);
-  Out o;
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  o.json = nlohmann::json::parse(text, nullptr, false);
-  std::ifstream in(err);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  o.err = ss.str();
-  return o;
+  kf::testing::KfResult r = kf::testing::RunKfoundry(args);
+  return {r.exit_code, r.json, r.err};
 }
 
 std::string Space(const std::string& f) {

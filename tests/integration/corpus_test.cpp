@@ -16,14 +16,10 @@
 
 #include "core/task.hpp"
 #include "eval/executor.hpp"
+#include "kf_process.hpp"
 
 namespace kf {
 namespace {
-
-std::string Binary() {
-  const char* b = std::getenv("KF_TEST_BINARY");
-  return b && *b ? b : KF_BINARY;
-}
 
 // Processes whose parent is this test process.
 std::vector<int> ChildProcesses() {
@@ -49,7 +45,7 @@ std::vector<int> ChildProcesses() {
 
 ExecutorOptions FastOptions(const std::string& device) {
   ExecutorOptions o;
-  o.binary = Binary();
+  o.binary = kf::testing::KfBinary();
   o.task = std::string(KF_TASKS) + "/rope_llama3";
   o.device = device;
   o.sizes = "ragged";  // time on a small set: these tests are about verdicts, not speed

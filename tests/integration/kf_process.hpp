@@ -1,0 +1,51 @@
+#pragma once
+// Running the kfoundry binary from an integration test: the binary under test ($KF_TEST_BINARY,
+// for a build carried to another machine, else the one built here), and one call that runs it with
+// the test cache and task library and returns its exit code, stdout, stderr and stdout as JSON.
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace kf::testing {
+
+inline std::string KfBinary() {
+  const char* b = std::getenv("KF_TEST_BINARY");
+  return b && *b ? b : KF_BINARY;
+}
+
+struct KfResult {
+  int exit_code = -1;
+  std::string out, err;
+  nlohmann::json json;  // discarded (is_discarded()) when stdout is not one JSON object
+};
+
+// `env` is prepended to the command line ("NAME=VALUE ...").
+inline KfResult RunKfoundry(const std::string& args, const std::string& env = "") {
+  std::string err_file = fmt::format("{}/stderr.{}.txt", KF_TEST_CACHE, getpid());
+  std::system(fmt::format("mkdir -p {}", KF_TEST_CACHE).c_str());
+  std::string cmd = fmt::format("{} KF_CACHE_DIR={} KF_TASKS_DIR={} {} {} 2>{}", env, KF_TEST_CACHE,
+                                KF_TASKS, KfBinary(), args, err_file);
+  KfResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.out.append(buf, n);
+  int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  r.err = ss.str();
+  r.json = nlohmann::json::parse(r.out, nullptr, false);
+  return r;
+}
+
+}  // namespace kf::testing
