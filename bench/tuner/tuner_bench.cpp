@@ -96,8 +96,8 @@ int main(int argc, char** argv) {
     int budget = std::min<int>(static_cast<int>(baseline.size()),
                                std::max<int>(static_cast<int>(o.budget_factor * cutoff), 50));
     std::string name = path.substr(path.find_last_of('/') + 1);
-    kf::RuledSpace ruled =
-        kf::ApplyRules(rules, kf::RecordedSpaceContext(*replay, path), replay->space());
+    kf::RuleContext context = kf::RecordedSpaceContext(*replay, path);
+    kf::RuledSpace ruled = kf::ApplyRules(rules, context, replay->space());
     std::vector<bool> variants = {false};
     if (!ruled.applied.empty()) variants.push_back(true);
     int random95 = 0;
@@ -114,10 +114,10 @@ int main(int argc, char** argv) {
         for (int seed = 1; seed <= o.seeds; ++seed) {
           std::mt19937_64 rng(static_cast<uint64_t>(seed) * 7919);
           kf::TuningSession session(space, *replay, {budget, 0});
-          if (with_rules) {
-            size_t first = std::min<size_t>(ruled.try_first.size(), std::max(1, budget / 4));
-            for (size_t i = 0; i < first; ++i) session.Evaluate(ruled.try_first[i]);
-          }
+          for (const kf::Point& p :
+               kf::StartingPoints(space, context.defaults,
+                                  with_rules ? ruled.try_first : std::vector<kf::Point>{}, budget))
+            session.Evaluate(p);
           strategy(session, rng);
           curves.push_back(
               kf::BestSoFar(session.trace(), std::max(budget, cutoff), baseline.worst()));

@@ -128,6 +128,7 @@ int RunTune(TuneArgs a, const std::string& self) {
     context.device_name = info.value("name", "");
     context.device = env;
     context.source = kernel->source;
+    context.defaults = kernel->ResolveConfig({});
     space = live_space.get();
     live = std::make_unique<LiveObjective>(*supervisor, *kernel, *space);
     objective = live.get();
@@ -150,10 +151,9 @@ int RunTune(TuneArgs a, const std::string& self) {
   }
   Progress progress(*objective, std::min<int>(a.budget, static_cast<int>(space->size())), a.json);
   TuningSession session(*space, progress, budget);
-  if (ruled) {
-    size_t first = std::min<size_t>(ruled->try_first.size(), std::max(1, a.budget / 4));
-    for (size_t i = 0; i < first; ++i) session.Evaluate(ruled->try_first[i]);
-  }
+  for (const Point& p : StartingPoints(*space, context.defaults,
+                                       ruled ? ruled->try_first : std::vector<Point>{}, a.budget))
+    session.Evaluate(p);
   strategy(session, rng);
   progress.Finish();
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <numeric>
 
+#include "core/evaluation_json.hpp"
 #include "core/input_error.hpp"
 #include "core/toml_file.hpp"
 
@@ -257,13 +258,31 @@ RuledSpace ApplyRules(const std::vector<Rule>& rules, const RuleContext& context
     ordered.emplace_back(std::accumulate(ranks.begin(), ranks.end(), 0), &points);
   std::stable_sort(ordered.begin(), ordered.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Within a group, the points nearest the default come first: the ordered values are the rule's
+  // advice, the rest of the configuration is the template author's.
+  std::optional<Point> home = space.FromConfig(context.defaults);
+  if (!context.defaults.empty() && home) {
+    for (auto& [ranks, points] : groups) {
+      auto distance = [&](const Point& p) {
+        int changed = 0, steps = 0;
+        for (size_t i = 0; i < p.size(); ++i) {
+          changed += p[i] != (*home)[i];
+          steps += std::abs(p[i] - (*home)[i]);
+        }
+        return std::pair(changed, steps);
+      };
+      std::stable_sort(points.begin(), points.end(), [&](const Point& a, const Point& b) {
+        return distance(a) < distance(b);
+      });
+    }
+  }
   for (size_t round = 0; out.try_first.size() < 4 && !ordered.empty(); ++round) {
     bool any = false;
     for (auto& [rank, g] : ordered) {
       if (round < g->size() && out.try_first.size() < 4) {
-        // Spread within a group too: its points in steps across the list.
-        size_t step = std::max<size_t>(1, g->size() / 2);
-        out.try_first.push_back((*g)[(round * step + round / 2) % g->size()]);
+        // Without a default, spread within a group: its points in steps across the list.
+        size_t step = home ? 1 : std::max<size_t>(1, g->size() / 2);
+        out.try_first.push_back((*g)[(round * step + (home ? 0 : round / 2)) % g->size()]);
         any = true;
       }
     }
@@ -272,11 +291,28 @@ RuledSpace ApplyRules(const std::vector<Rule>& rules, const RuleContext& context
   return out;
 }
 
+std::vector<Point> StartingPoints(const SearchSpace& space, const Config& defaults,
+                                  const std::vector<Point>& try_first, int budget) {
+  std::vector<Point> out;
+  if (std::optional<Point> home = space.FromConfig(defaults);
+      !defaults.empty() && home && space.IsValid(*home))
+    out.push_back(*home);
+  size_t limit = out.size() + static_cast<size_t>(std::max(1, budget / 4));
+  for (const Point& p : try_first) {
+    if (out.size() >= limit) break;
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  }
+  return out;
+}
+
 nlohmann::json RuleContextToJson(const RuleContext& c) {
   nlohmann::json device = nlohmann::json::object();
   for (const auto& [k, v] : c.device.entries()) device[k] = v;
-  return {{"op_class", c.op_class},         {"vendor", c.vendor},           {"arch", c.arch},
-          {"device_class", c.device_class}, {"device_name", c.device_name}, {"device", device}};
+  nlohmann::json out = {{"op_class", c.op_class},     {"vendor", c.vendor},
+                        {"arch", c.arch},             {"device_class", c.device_class},
+                        {"device_name", c.device_name}, {"device", device}};
+  if (!c.defaults.empty()) out["defaults"] = ConfigToJson(c.defaults);
+  return out;
 }
 
 RuleContext RecordedSpaceContext(const ReplayObjective& replay, const std::string& path) {
@@ -293,6 +329,7 @@ RuleContext RecordedSpaceContext(const ReplayObjective& replay, const std::strin
         if (v.is_number()) c.device.Set(k, v.get<double>());
       }
     }
+    if (j.contains("defaults")) c.defaults = ConfigFromJson(j["defaults"]);
     return c;
   }
   std::string device_name =

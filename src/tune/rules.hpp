@@ -31,6 +31,7 @@ struct RuleContext {
   std::string vendor, arch, device_class, device_name;
   Env device;          // max_work_group_size, local_mem_bytes, sub_group_width, compute_units, ...
   std::string source;  // the kernel's source ("" for a recorded space)
+  Config defaults;     // the template's default configuration (empty when unknown)
 };
 
 struct Rule {
@@ -57,12 +58,20 @@ std::string DefaultRulesDir();
 
 struct RuledSpace {
   SearchSpace space;
-  std::vector<Point> try_first;  // up to 4 valid points built from the ordered values
+  // Up to 4 valid points that take the ordered values, each otherwise as close to the template's
+  // default as the space allows (spread over the space when there is no default).
+  std::vector<Point> try_first;
   std::vector<std::string> applied, hints;
 };
 
 RuledSpace ApplyRules(const std::vector<Rule>& rules, const RuleContext& context,
                       const SearchSpace& space);
+
+// What a tuning run measures before its strategy chooses: the template's default configuration
+// (its author's best guess; skipped when the space, ruled or not, excludes it), then the rules'
+// tried-first points, at most a quarter of the budget (at least one) besides the default.
+std::vector<Point> StartingPoints(const SearchSpace& space, const Config& defaults,
+                                  const std::vector<Point>& try_first, int budget);
 
 // The context of a recorded space: what our own recordings store under "kfoundry"; otherwise
 // from what the file says (or, where it names no device, the file name): the device name decides
