@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU machine's command (run from the repository root there, with .device carried; see
 # scripts/device-bundle.sh). Runs the unit and integration tests (CUDA included), then the rope
-# evaluations and the PyTorch baselines, writing everything under $OUT.
+# evaluations and the PyTorch baselines, writing everything under $OUT. Modes: all (default),
+# templates, tune, corpus, optimize [BUDGET [SECONDS]].
 set -uo pipefail
 OUT=${OUT:-/tmp/kf-out}
 mkdir -p "$OUT"
@@ -44,6 +45,34 @@ for f in ["tune_exhaustive.json", "tune_quarter_1.json", "tune_quarter_2.json"]:
     print(f, "space", j["space_size"], "evals", j["evaluations"], "rules", j["rules"], "best", b["config"], b["time_ms"],
           "baseline", b["baseline_time_ms"]["median"], "speedup", b["speedup"])
     print("  ", sorted([(t["time_ms"], t["config"]) for t in j["trace"] if t["time_ms"]], key=lambda x: x[0]))
+PY
+  exit 0
+fi
+if [ "${1:-all}" = optimize ]; then  # issue 5: the search at the size of record, then PyTorch and our best in one process
+  budget=${2:-120}
+  $kf optimize rope_llama3 --device cuda --budget "$budget" --store "sqlite:/tmp/kf-h200.db" --run h200 --time-budget "${3:-300}" \
+      --out "$OUT/out" --json > "$OUT/optimize.json" 2> "$OUT/optimize.log"
+  best=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['best']['kernel_file'])" "$OUT/optimize.json")
+  cp "$best" "$OUT/best.cu"
+  $kf eval rope_llama3 "$best" --device cuda --json > "$OUT/best_eval.json" 2>> "$OUT/optimize.log"
+  PYTHONUNBUFFERED=1 python3 bench/rope_torch.py --kernel "$best" > "$OUT/torch.json" 2>> "$OUT/torch.log"
+  rm -rf "$OUT/out" "$OUT/cache"
+  python3 - "$OUT" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+j = json.load(open(os.path.join(out, "optimize.json")))
+t = j["totals"]
+print("run", j["run"], "stop", j["stop_reason"], "totals", json.dumps(t))
+for a in sorted(j["archive"], key=lambda a: -a["speedup"]):
+    print("  cell", a["cell"], f'{a["speedup"]:.3f}x', f'{a["time_ms"]:.4f} ms', a["kernel"], a["config"])
+for f in j["final"]:
+    print("  final", f["kernel"], f["config"], f["verified"], [round(x, 3) for x in f["speedups"]])
+b = j["best"]
+print("best", b["kernel"], b["config"], b["origin"], "median ms", b["time_ms"]["median"], "baseline", b["baseline_time_ms"]["median"],
+      "speedup", b["speedup_median"], b["speedup_range"], "roofline", b["roofline_fraction"])
+e = json.load(open(os.path.join(out, "best_eval.json")))
+print("independent eval", e["status"], e["config"], e["time_ms"], e["speedup"], e["roofline_fraction"])
+print(json.dumps(json.load(open(os.path.join(out, "torch.json")))))
 PY
   exit 0
 fi

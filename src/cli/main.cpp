@@ -12,6 +12,7 @@
 
 #include "backend/registry.hpp"
 #include "cli/json_output.hpp"
+#include "cli/optimize_command.hpp"
 #include "cli/tune_command.hpp"
 #include "core/input_error.hpp"
 #include "core/task_library.hpp"
@@ -273,6 +274,53 @@ int main(int argc, char** argv) {
                    "Folder of rule files (default: the bundled rules/)");
   tune->add_option("--launch-floor", tune_args.executor.launch_floor_s, "As for eval");
 
+  kf::OptimizeArgs opt;
+  CLI::App* optimize = app.add_subcommand(
+      "optimize",
+      "Search the space of kernels for the fastest correct one (MAP-Elites over the task's "
+      "templates and their mutations, each template tuned), recorded in a store so a killed run "
+      "resumes");
+  optimize->add_option("TASK", opt.task, "A task folder or the name of a bundled task");
+  optimize->add_option("--budget", opt.budget, "Evaluations to spend, the baseline's included")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  optimize->add_option("--time-budget", opt.seconds, "Seconds to spend searching (0 = no limit)");
+  optimize
+      ->add_option("--tune-budget", opt.tune_budget,
+                   "Evaluations the tuner spends on each proposed template")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  optimize->add_option("--proposer", opt.proposer, "Where kernels come from: builtin")
+      ->capture_default_str();
+  optimize
+      ->add_option("--selection", opt.selection,
+                   "Parent selection: uniform, curiosity, fitness or gradient")
+      ->capture_default_str();
+  optimize->add_option("--strategy", opt.strategy,
+                       "Tuning strategy for each template (default: model)");
+  optimize->add_option("--device", opt.device, "Device selector, as for eval");
+  optimize->add_option("--sizes", opt.sizes, "Benchmark size set to time");
+  optimize->add_option("--store", opt.store, "Where the run is recorded: sqlite:PATH")
+      ->capture_default_str();
+  optimize->add_option("--run", opt.run, "Name of the run (default: TASK-DATE-TIME)");
+  optimize->add_option("--resume", opt.resume,
+                       "Continue the named run (killed or finished) with its stored settings; "
+                       "nothing stored is judged again");
+  optimize->add_flag("--continue", opt.resume_flag, "Continue the run named by --run");
+  optimize->add_option("--seed", opt.seed, "Random seed")->capture_default_str();
+  optimize->add_option("--top", opt.top, "Elites re-verified at the end")->capture_default_str();
+  optimize->add_option("--repeats", opt.repeats, "Re-verifications of each")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  optimize
+      ->add_option("--out", opt.out_dir,
+                   "Folder for the best kernel's source (OUT/RUN/best.cu|.cl)")
+      ->capture_default_str();
+  optimize->add_flag("--no-rules", opt.no_rules, "Apply no hardware rules when tuning");
+  optimize->add_option("--rules", opt.rules_dir, "Folder of rule files");
+  optimize->add_option("--launch-floor", opt.executor.launch_floor_s, "As for eval");
+  optimize->add_flag("--json", opt.json, "Print one JSON object on stdout (progress on stderr)");
+
   kf::ExecutorArgs exec_args;
   CLI::App* executor =
       app.add_subcommand("executor", "Internal: the supervised evaluation process");
@@ -303,6 +351,7 @@ int main(int argc, char** argv) {
     if (*eval) return Eval(eval_args);
     if (*executor) return Executor(exec_args);
     if (*tune) return kf::RunTune(tune_args, SelfPath());
+    if (*optimize) return kf::RunOptimize(opt, SelfPath());
   } catch (const kf::ExecutorError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return e.exit_code();

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli/device_context.hpp"
 #include "core/evaluation_json.hpp"
 #include "core/input_error.hpp"
 #include "core/task_library.hpp"
@@ -105,34 +106,20 @@ int RunTune(TuneArgs a, const std::string& self) {
     o.device = a.device;
     o.sizes = a.sizes;
     supervisor = std::make_unique<Supervisor>(o);
-    const nlohmann::json& ready = supervisor->executor_info();
-    Language lang = ready.value("backend", "") == "cuda" ? Language::kCuda : Language::kOpenCL;
-    kernel = std::make_unique<Kernel>(LoadKernelFile(ResolveTaskKernel(task, a.kernel, lang)));
+    DeviceContext device = MakeDeviceContext(supervisor->executor_info(), task, a.sizes);
+    kernel = std::make_unique<Kernel>(
+        LoadKernelFile(ResolveTaskKernel(task, a.kernel, device.language)));
     if (kernel->params.empty())
       throw InputError(a.kernel, 0, "@param", "the kernel has no tunable parameters");
     // Constraints see the device's properties, as the evaluator's do.
-    const nlohmann::json& info = supervisor->executor_info();
-    Env env;
-    for (const char* key :
-         {"max_work_group_size", "local_mem_bytes", "sub_group_width", "compute_units"}) {
-      if (info.contains(key)) env.Set(key, info[key].get<double>());
-    }
-    env.Set("simd_width", info.value("sub_group_width", 1.0));
-    const SizeSet& bench = task.BenchSizes(a.sizes, info.value("class", ""));
-    for (const auto& [k, v] : bench.sizes) env.Set(k, static_cast<double>(v));
-    live_space = std::make_unique<SearchSpace>(SearchSpace::FromKernel(*kernel, env));
-    context.op_class = task.op_class;
-    context.vendor = info.value("vendor", "");
-    context.arch = info.value("arch", "");
-    context.device_class = info.value("class", "");
-    context.device_name = info.value("name", "");
-    context.device = env;
+    live_space = std::make_unique<SearchSpace>(SearchSpace::FromKernel(*kernel, device.env));
+    context = device.context;
     context.source = kernel->source;
     context.defaults = kernel->ResolveConfig({});
     space = live_space.get();
     live = std::make_unique<LiveObjective>(*supervisor, *kernel, *space);
     objective = live.get();
-    name = fmt::format("{} on {}", a.kernel, info.value("device", ""));
+    name = fmt::format("{} on {}", a.kernel, supervisor->executor_info().value("device", ""));
   }
   // Rules narrow the space and say what to try first, before any evaluation is spent.
   std::unique_ptr<RuledSpace> ruled;

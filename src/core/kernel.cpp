@@ -1,5 +1,7 @@
 #include "core/kernel.hpp"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <fstream>
 #include <sstream>
@@ -247,6 +249,36 @@ Kernel LoadKernelFile(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return ParseKernel(path, text.str());
+}
+
+std::string WithParams(const Kernel& kernel, const std::vector<ParamSpec>& params) {
+  std::istringstream in(kernel.source);
+  std::string out, line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    for (const ParamSpec& own : kernel.params) {
+      if (own.line != line_no) continue;
+      for (const ParamSpec& p : params) {
+        if (p.name != own.name) continue;
+        std::string values;
+        for (const std::string& v : p.values) values += (values.empty() ? "" : ", ") + v;
+        line = line.substr(0, line.find("@param")) +
+               fmt::format("@param {} in [{}] default {}", p.name, values, p.default_value);
+      }
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string WithDefaults(const Kernel& kernel, const Config& config) {
+  std::vector<ParamSpec> params = kernel.params;
+  for (ParamSpec& p : params) {
+    auto it = config.find(p.name);
+    if (it != config.end()) p.default_value = it->second;
+  }
+  return WithParams(kernel, params);
 }
 
 Config Kernel::ResolveConfig(const Config& overrides) const {

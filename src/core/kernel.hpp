@@ -58,6 +58,13 @@ struct Kernel {
 Kernel ParseKernel(const std::string& path, std::string source);
 Kernel LoadKernelFile(const std::string& path);
 
+// The source with the @param lines of `params` rewritten (matched by name to the kernel's own, in
+// place): `// @param NAME in [v1, v2, ...] default V`. Other lines are kept as they are.
+std::string WithParams(const Kernel& kernel, const std::vector<ParamSpec>& params);
+// The source with every parameter's default set to its value in `config` (others untouched): a
+// kernel file that evaluates as this configuration with no --set.
+std::string WithDefaults(const Kernel& kernel, const Config& config);
+
 // The numeric value of a config entry, for launch expressions (non-numeric values count as 0).
 void BindConfig(const Config& config, Env& env);
 

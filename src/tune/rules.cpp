@@ -271,9 +271,8 @@ RuledSpace ApplyRules(const std::vector<Rule>& rules, const RuleContext& context
         }
         return std::pair(changed, steps);
       };
-      std::stable_sort(points.begin(), points.end(), [&](const Point& a, const Point& b) {
-        return distance(a) < distance(b);
-      });
+      std::stable_sort(points.begin(), points.end(),
+                       [&](const Point& a, const Point& b) { return distance(a) < distance(b); });
     }
   }
   for (size_t round = 0; out.try_first.size() < 4 && !ordered.empty(); ++round) {
@@ -308,9 +307,9 @@ std::vector<Point> StartingPoints(const SearchSpace& space, const Config& defaul
 nlohmann::json RuleContextToJson(const RuleContext& c) {
   nlohmann::json device = nlohmann::json::object();
   for (const auto& [k, v] : c.device.entries()) device[k] = v;
-  nlohmann::json out = {{"op_class", c.op_class},     {"vendor", c.vendor},
-                        {"arch", c.arch},             {"device_class", c.device_class},
-                        {"device_name", c.device_name}, {"device", device}};
+  nlohmann::json out = {
+      {"op_class", c.op_class},         {"vendor", c.vendor},           {"arch", c.arch},
+      {"device_class", c.device_class}, {"device_name", c.device_name}, {"device", device}};
   if (!c.defaults.empty()) out["defaults"] = ConfigToJson(c.defaults);
   return out;
 }

@@ -84,8 +84,9 @@ TEST(OpenCLTune, RopeTemplateLiveExhaustiveAndAQuarterBudget) {
   EXPECT_EQ(quarter.json["evaluations"], size / 4);
   EXPECT_EQ(quarter.json["best"]["status"], "ok");
   // The template's default is measured first; whether the quarter finds the optimum is checked
-  // exactly on a committed recording (Rules.AQuarterOfTheRecordedRopeSpaceFindsTheExhaustiveOptimum)
-  // since this machine's timings swap the top configurations between runs.
+  // exactly on a committed recording
+  // (Rules.AQuarterOfTheRecordedRopeSpaceFindsTheExhaustiveOptimum) since this machine's timings
+  // swap the top configurations between runs.
   EXPECT_EQ(quarter.json["trace"][0]["config"], (nlohmann::json{{"BLOCK", 64}, {"HPT", 4}}));
 }
 
