@@ -8,6 +8,8 @@
 #include <cstring>
 #include <random>
 
+#include "eval/parallel.hpp"
+
 namespace kf {
 
 namespace {
@@ -51,23 +53,32 @@ HostBuffer GenerateInput(const ArgSpec& arg, const Env& sizes_env, uint64_t seed
   b.bytes.resize(b.count * DTypeSize(arg.dtype));
   std::byte* data = b.bytes.data();
   const InitSpec& init = arg.init;
-  Rng rng(seed);
+  // Random draws come in chunks of 2^20 elements, each from its own stream (seed, chunk), so the
+  // work spreads over the cores and a seed gives the same values whatever the core count.
+  constexpr size_t kChunk = size_t{1} << 20;
+  auto stream = [seed](size_t chunk) { return Rng(seed ^ (0xd1b54a32d192ed03ull * (chunk + 1))); };
   switch (init.kind) {
     case InitSpec::Kind::kConstant:
       for (size_t i = 0; i < b.count; ++i) StoreElement(data, b.dtype, i, init.a);
       break;
     case InitSpec::Kind::kUniform:
-      for (size_t i = 0; i < b.count; ++i)
-        StoreElement(data, b.dtype, i, init.a + (init.b - init.a) * rng.Uniform());
+      ForChunks(b.count, kChunk, [&](size_t begin, size_t end, size_t chunk) {
+        Rng rng = stream(chunk);
+        for (size_t i = begin; i < end; ++i)
+          StoreElement(data, b.dtype, i, init.a + (init.b - init.a) * rng.Uniform());
+      });
       break;
     case InitSpec::Kind::kNormal:
-      for (size_t i = 0; i < b.count; i += 2) {  // Box-Muller, two values per pair of draws
-        double u1 = 1.0 - rng.Uniform(), u2 = rng.Uniform();
-        double r = std::sqrt(-2.0 * std::log(u1));
-        StoreElement(data, b.dtype, i, init.a + init.b * r * std::cos(2 * M_PI * u2));
-        if (i + 1 < b.count)
-          StoreElement(data, b.dtype, i + 1, init.a + init.b * r * std::sin(2 * M_PI * u2));
-      }
+      ForChunks(b.count, kChunk, [&](size_t begin, size_t end, size_t chunk) {
+        Rng rng = stream(chunk);
+        for (size_t i = begin; i < end; i += 2) {  // Box-Muller, two values per pair of draws
+          double u1 = 1.0 - rng.Uniform(), u2 = rng.Uniform();
+          double r = std::sqrt(-2.0 * std::log(u1));
+          StoreElement(data, b.dtype, i, init.a + init.b * r * std::cos(2 * M_PI * u2));
+          if (i + 1 < end)
+            StoreElement(data, b.dtype, i + 1, init.a + init.b * r * std::sin(2 * M_PI * u2));
+        }
+      });
       break;
     case InitSpec::Kind::kFormula: {
       std::vector<int64_t> dims;
