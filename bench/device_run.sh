@@ -34,13 +34,13 @@ fi
 if [ "${1:-all}" = tune ]; then  # issue 4: exhaustive vs a quarter of the space, live
   rope=tasks/rope_llama3/rope_vec8.cu
   $kf tune rope_llama3 $rope --device cuda --strategy exhaustive --no-rules --budget 1000 --record "$OUT/rope_vec8_h200.json" --json > "$OUT/tune_exhaustive.json" 2>> "$OUT/tune.log"
-  for seed in 1 2; do
+  for seed in 1 2 3; do
     $kf tune rope_llama3 $rope --device cuda --budget 4 --seed $seed --json > "$OUT/tune_quarter_$seed.json" 2>> "$OUT/tune.log"
   done
   python3 - "$OUT" <<'PY'
 import json, os, sys
 out = sys.argv[1]
-for f in ["tune_exhaustive.json", "tune_quarter_1.json", "tune_quarter_2.json"]:
+for f in ["tune_exhaustive.json", "tune_quarter_1.json", "tune_quarter_2.json", "tune_quarter_3.json"]:
     j = json.load(open(os.path.join(out, f))); b = j["best"]
     print(f, "space", j["space_size"], "evals", j["evaluations"], "rules", j["rules"], "best", b["config"], b["time_ms"],
           "baseline", b["baseline_time_ms"]["median"], "speedup", b["speedup"])
