@@ -316,6 +316,11 @@ int main(int argc, char** argv) {
       ->add_option("--out", opt.out_dir,
                    "Folder for the best kernel's source (OUT/RUN/best.cu|.cl)")
       ->capture_default_str();
+  optimize
+      ->add_option("--compile-ahead", opt.compile_ahead,
+                   "Compile the next candidates in a second executor while one is timed: "
+                   "auto (on GPUs), on, off")
+      ->capture_default_str();
   optimize->add_flag("--no-rules", opt.no_rules, "Apply no hardware rules when tuning");
   optimize->add_option("--rules", opt.rules_dir, "Folder of rule files");
   optimize->add_option("--launch-floor", opt.executor.launch_floor_s, "As for eval");

@@ -14,6 +14,7 @@
 #include "core/evaluation_json.hpp"
 #include "core/input_error.hpp"
 #include "core/task_library.hpp"
+#include "eval/compile_ahead.hpp"
 #include "propose/builtin/builtin_proposer.hpp"
 #include "search/classifier.hpp"
 #include "search/search_loop.hpp"
@@ -28,13 +29,20 @@ namespace fs = std::filesystem;
 
 class SupervisorJudge : public Judge {
  public:
-  explicit SupervisorJudge(Supervisor& s) : s_(s) {}
+  SupervisorJudge(Supervisor& s, CompileAhead* ahead) : s_(s), ahead_(ahead) {}
   Evaluation Evaluate(const Kernel& kernel, const Config& config) override {
     return s_.Evaluate(kernel, config);
+  }
+  void Expect(const Kernel& kernel, const std::vector<Config>& configs) override {
+    if (!ahead_) return;
+    std::vector<std::pair<Kernel, Config>> next;
+    for (const Config& c : configs) next.emplace_back(kernel, c);
+    ahead_->Replace(std::move(next));
   }
 
  private:
   Supervisor& s_;
+  CompileAhead* ahead_;
 };
 
 // A rewritten line on a terminal; a plain line every 10 evaluations otherwise.
@@ -141,6 +149,8 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
     for (const auto& n : SelectionNames()) names += " " + n;
     throw InputError("--selection", 0, a.selection, "unknown selection (known:" + names + ")");
   }
+  if (a.compile_ahead != "auto" && a.compile_ahead != "on" && a.compile_ahead != "off")
+    throw InputError("--compile-ahead", 0, a.compile_ahead, "expected auto, on or off");
   if (!a.strategy.empty() && !StrategyByName(a.strategy))
     throw InputError("--strategy", 0, a.strategy, "unknown strategy");
 
@@ -179,8 +189,18 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
   if (!existing)
     fmt::print(stderr, "(if it is interrupted: kfoundry optimize --store {} --resume {})\n",
                a.store, run.name);
+  // Compiling ahead in a second executor pays on a GPU; on a CPU device the compiler would
+  // compete with the kernels being timed.
+  bool ahead =
+      a.compile_ahead == "on" || (a.compile_ahead == "auto" && info.value("class", "") == "gpu");
+  std::unique_ptr<CompileAhead> compile_ahead;
+  if (ahead) {
+    ExecutorOptions ao = o;
+    ao.baseline_ms = info.value("baseline_ms", 0.0);
+    compile_ahead = std::make_unique<CompileAhead>(ao);
+  }
   BuiltinProposer proposer(DescriptorSpace::Load(DefaultDescriptorFile()));
-  SupervisorJudge judge(supervisor);
+  SupervisorJudge judge(supervisor, compile_ahead.get());
   ProgressLine line(10);
   SearchResult result = RunSearch(task, device.language, proposer, judge, *store, s,
                                   [&](const SearchProgress& p) { line(p); });
@@ -237,6 +257,9 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
   }
 
   std::map<std::string, int> verdicts = result.verdicts;
+  int cache_hits = 0;  // of the evaluations judged now
+  for (const SearchEvaluation& e : result.trace)
+    cache_hits += !e.from_store && e.evaluation.compile_cache_hit;
   int evaluations = static_cast<int>(result.trace.size());
   double rate = result.seconds > 0 ? result.judged_now / result.seconds : 0;
   nlohmann::json archive = nlohmann::json::array();
@@ -311,6 +334,8 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
                      {"seconds", result.seconds},
                      {"evaluations_per_second", rate}};
     out["executor"] = supervisor.counters().ToJson();
+    out["totals"]["compiled_ahead"] = compile_ahead ? compile_ahead->compiled() : 0;
+    out["totals"]["compile_cache_hits"] = cache_hits;
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -322,6 +347,11 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
       "{:.1f} s, {:.2f} evaluations/s\n",
       result.proposals.size(), evaluations, result.judged_now, result.from_store, result.seconds,
       rate);
+  fmt::print("compiles    {} of {} judged candidates found compiled in the cache{}\n", cache_hits,
+             result.judged_now,
+             compile_ahead ? fmt::format(" ({} compiled ahead in a second executor)",
+                                         compile_ahead->compiled())
+                           : "");
   std::string v;
   for (const auto& [status, n] : verdicts)
     v += fmt::format("{}{} {}", v.empty() ? "" : ", ", status, n);

@@ -12,7 +12,7 @@ namespace kf {
 struct OptimizeArgs {
   std::string task, device, sizes, proposer = "builtin", store = "sqlite:kfoundry.db";
   std::string run, resume, selection = "uniform", strategy, out_dir = "kfoundry-out";
-  std::string rules_dir;
+  std::string rules_dir, compile_ahead = "auto";
   int budget = 60, tune_budget = 4, top = 3, repeats = 3;
   double seconds = 0;
   unsigned long long seed = 1;

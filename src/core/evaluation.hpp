@@ -45,6 +45,7 @@ struct Evaluation {
   std::optional<double> bandwidth_gbs;
   std::optional<double> roofline_fraction;
   std::string compile_log;
+  bool compile_cache_hit = false;  // the binary came from the compile cache
   std::vector<std::string> hints;
   std::vector<unsigned long long> check_seeds;  // to reproduce the checks
   std::vector<int> descriptor;                  // the behaviour cell, once compiled

@@ -74,6 +74,7 @@ nlohmann::json EvaluationToJson(const Evaluation& ev) {
       {"descriptor",
        ev.descriptor.empty() ? nlohmann::json(nullptr) : nlohmann::json(ev.descriptor)},
       {"compile_log", ev.compile_log},
+      {"compile_cache_hit", ev.compile_cache_hit},
       {"hints", ev.hints},
       {"check_seeds", ev.check_seeds},
   };
@@ -98,6 +99,7 @@ Evaluation EvaluationFromJson(const nlohmann::json& j) {
   ev.bandwidth_gbs = OptionalFrom(j, "bandwidth_gbs");
   ev.roofline_fraction = OptionalFrom(j, "roofline_fraction");
   ev.compile_log = j.value("compile_log", "");
+  ev.compile_cache_hit = j.value("compile_cache_hit", false);
   ev.hints = j.value("hints", std::vector<std::string>{});
   ev.check_seeds = j.value("check_seeds", std::vector<unsigned long long>{});
   if (j.contains("descriptor") && j["descriptor"].is_array()) {

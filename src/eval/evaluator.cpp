@@ -260,6 +260,12 @@ double Evaluator::MeasureBaselineLaunchMs() {
   return Summarize(ms).median_ms;
 }
 
+bool Evaluator::Precompile(const Kernel& kernel, const Config& config) {
+  std::vector<std::pair<std::string, std::string>> defines(config.begin(), config.end());
+  bool hit = false;
+  return CompileCached(device_, cache_, {kernel.source, kernel.entry, defines}, &hit).ok;
+}
+
 Evaluation Evaluator::Evaluate(const Kernel& kernel, const Config& config) {
   const DeviceInfo& info = device_.info();
   Evaluation ev;
@@ -322,6 +328,7 @@ Evaluation Evaluator::Evaluate(const Kernel& kernel, const Config& config) {
   CompileResult compiled =
       CompileCached(device_, cache_, {kernel.source, kernel.entry, defines}, &hit);
   ev.compile_log = compiled.log;
+  ev.compile_cache_hit = hit;
   if (!compiled.ok) {
     ev.hints = CompileHints(compiled.log, info);
     std::string first_line = compiled.log.substr(0, compiled.log.find('\n'));

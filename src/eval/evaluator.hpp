@@ -54,6 +54,8 @@ class Evaluator {
   ~Evaluator();
 
   Evaluation Evaluate(const Kernel& kernel, const Config& config);
+  // Compiles the candidate into the compile cache only (nothing is launched); true if it compiled.
+  bool Precompile(const Kernel& kernel, const Config& config);
   const PeakBandwidth& peak_bandwidth() const { return peak_; }
   // Median time of one baseline launch at the benchmark sizes (a few runs), for deadlines.
   double MeasureBaselineLaunchMs();

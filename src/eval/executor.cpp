@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <regex>
 
 #include "backend/registry.hpp"
 #include "core/evaluation_json.hpp"
@@ -65,6 +66,7 @@ nlohmann::json ExecutorCounters::ToJson() const {
 }
 
 Supervisor::Supervisor(ExecutorOptions options) : options_(std::move(options)) {
+  baseline_ms_ = options_.baseline_ms;
   Start();
 }
 
@@ -78,14 +80,17 @@ double Supervisor::launch_deadline_s() const {
 }
 
 void Supervisor::Start() {
-  int request[2], reply[2];
-  if (pipe2(request, O_CLOEXEC) != 0 || pipe2(reply, O_CLOEXEC) != 0) {
+  int request[2], reply[2], err[2];
+  if (pipe2(request, O_CLOEXEC) != 0 || pipe2(reply, O_CLOEXEC) != 0 ||
+      pipe2(err, O_CLOEXEC) != 0) {
     throw ExecutorError(fmt::format("cannot create executor pipes: {}", std::strerror(errno)), 1);
   }
   request[0] = HighFd(request[0]);
   request[1] = HighFd(request[1]);
   reply[0] = HighFd(reply[0]);
   reply[1] = HighFd(reply[1]);
+  err[0] = HighFd(err[0]);
+  err[1] = HighFd(err[1]);
 
   const ExecutorOptions& o = options_;
   std::vector<std::string> args = {o.binary,         "executor",
@@ -111,11 +116,15 @@ void Supervisor::Start() {
   if (pid == 0) {  // only async-signal-safe calls until exec
     dup2(request[0], 3);
     dup2(reply[1], 4);
+    dup2(err[1], 2);
     execv(argv[0], argv.data());
     _exit(127);
   }
   close(request[0]);
   close(reply[1]);
+  close(err[1]);
+  stderr_from_child_ = err[0];
+  fcntl(stderr_from_child_, F_SETFL, O_NONBLOCK);
   pid_ = pid;
   to_child_ = request[1];
   from_child_ = reply[0];
@@ -144,23 +153,48 @@ void Supervisor::Start() {
   }
 }
 
+void Supervisor::ForwardStderr(bool drain) {
+  if (stderr_from_child_ < 0) return;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(stderr_from_child_, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    stderr_pending_.append(buf, static_cast<size_t>(n));
+  }
+  static const std::regex chatter(R"(^\d+ (warning|error)s? generated\.$)");
+  size_t newline;
+  while ((newline = stderr_pending_.find('\n')) != std::string::npos) {
+    std::string line = stderr_pending_.substr(0, newline);
+    stderr_pending_.erase(0, newline + 1);
+    if (!std::regex_match(line, chatter)) fmt::print(stderr, "{}\n", line);
+  }
+  if (drain && !stderr_pending_.empty()) {
+    fmt::print(stderr, "{}\n", stderr_pending_);
+    stderr_pending_.clear();
+  }
+}
+
 void Supervisor::Stop() {
   if (to_child_ >= 0) close(to_child_);
   if (from_child_ >= 0) close(from_child_);
   to_child_ = from_child_ = -1;
   if (pid_ > 0) {
     // Closing the request pipe asks a healthy executor to exit; one that does not is killed.
-    for (int i = 0; i < 50; ++i) {
-      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        pid_ = -1;
-        return;
-      }
-      usleep(10000);
+    bool exited = false;
+    for (int i = 0; i < 50 && !exited; ++i) {
+      exited = waitpid(pid_, nullptr, WNOHANG) == pid_;
+      if (!exited) usleep(10000);
     }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
+    if (!exited) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
     pid_ = -1;
   }
+  ForwardStderr(true);
+  if (stderr_from_child_ >= 0) close(stderr_from_child_);
+  stderr_from_child_ = -1;
 }
 
 std::string Supervisor::DescribeExit() {
@@ -187,10 +221,21 @@ Supervisor::ReadResult Supervisor::ReadMessage(Clock::time_point deadline, nlohm
     auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) return ReadResult::kTimeout;
-    pollfd p{from_child_, POLLIN, 0};
-    int ready = poll(&p, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
+    pollfd p[2] = {{from_child_, POLLIN, 0}, {stderr_from_child_, POLLIN, 0}};
+    int ready = poll(p, stderr_from_child_ >= 0 ? 2 : 1,
+                     static_cast<int>(std::min<long long>(left, 1 << 30)));
     if (ready < 0 && errno == EINTR) continue;
     if (ready == 0) return ReadResult::kTimeout;
+    if (stderr_from_child_ >= 0 && (p[1].revents & (POLLIN | POLLHUP))) {
+      ForwardStderr(false);
+      if (!(p[0].revents & (POLLIN | POLLHUP))) {
+        if (p[1].revents & POLLHUP) {  // its stderr closed: watch the replies alone
+          close(stderr_from_child_);
+          stderr_from_child_ = -1;
+        }
+        continue;
+      }
+    }
     char buf[65536];
     ssize_t n = read(from_child_, buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
@@ -275,6 +320,32 @@ Evaluation Supervisor::Evaluate(const Kernel& kernel, const Config& config) {
     }
     ++counters_.verdicts[std::string(StatusName(ev.status))];
     return ev;
+  }
+}
+
+bool Supervisor::Precompile(const Kernel& kernel, const Config& config) {
+  if (pid_ <= 0) Start();
+  int id = ++next_id_;
+  nlohmann::json request = {{"id", id},
+                            {"op", "compile"},
+                            {"path", kernel.path},
+                            {"source", kernel.source},
+                            {"config", ConfigToJson(config)}};
+  if (!Send(to_child_, request)) {
+    Stop();
+    return false;
+  }
+  Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(options_.compile_timeout_s));
+  for (;;) {
+    nlohmann::json message;
+    ReadResult r = ReadMessage(deadline, &message);
+    if (r != ReadResult::kMessage) {
+      Stop();  // a hung or crashed compiler: the next request starts a fresh executor
+      return false;
+    }
+    if (message.value("id", -1) == id) return message.value("compiled", false);
   }
 }
 
@@ -382,6 +453,18 @@ int RunExecutor(const ExecutorArgs& args) {
     pending.erase(0, newline + 1);
     if (!request.is_object()) continue;
     int id = request.value("id", 0);
+    if (request.value("op", "") == "compile") {
+      bool compiled = false;
+      try {
+        Kernel kernel = ParseKernel(request.at("path").get<std::string>(),
+                                    request.at("source").get<std::string>());
+        compiled = evaluator->Precompile(kernel, ConfigFromJson(request.at("config")));
+      } catch (const std::exception&) {
+        // not a kernel it can compile: the evaluation will say why
+      }
+      Send(out, {{"id", id}, {"compiled", compiled}});
+      continue;
+    }
     Evaluation ev;
     std::string tool_error;
     try {

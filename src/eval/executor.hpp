@@ -34,6 +34,7 @@ struct ExecutorOptions {
   double launch_floor_s = 2, launch_ceiling_s = 120;
   double host_timeout_s = 900;  // input generation, reference launches, comparisons
   double startup_timeout_s = 600;
+  double baseline_ms = 0;  // the baseline's launch time when already known (not measured again)
   double address_space_gib = 0;  // RLIMIT_AS of the executor; 0 = none (CUDA maps a large VA)
   double cpu_seconds = 0;        // RLIMIT_CPU of the executor; 0 = none
 };
@@ -67,6 +68,9 @@ class Supervisor {
   Supervisor& operator=(const Supervisor&) = delete;
 
   Evaluation Evaluate(const Kernel& kernel, const Config& config);
+  // Has the executor compile the candidate into the compile cache, launching nothing; false when
+  // it did not compile (or the compile ran past its deadline: the executor is then restarted).
+  bool Precompile(const Kernel& kernel, const Config& config);
 
   const ExecutorCounters& counters() const { return counters_; }
   // The first executor's ready message: device, backend, baseline_ms, peak bandwidth.
@@ -87,8 +91,12 @@ class Supervisor {
   nlohmann::json info_;
   double baseline_ms_ = 0;
   pid_t pid_ = -1;
-  int to_child_ = -1, from_child_ = -1;
-  std::string pending_;  // bytes read past the last full line
+  // Passes the executor's stderr on, less compiler chatter ("1 warning generated.") that the
+  // compile log already holds.
+  void ForwardStderr(bool drain);
+  int to_child_ = -1, from_child_ = -1, stderr_from_child_ = -1;
+  std::string pending_;         // bytes read past the last full line
+  std::string stderr_pending_;  // the executor's stderr past its last full line
   int next_id_ = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "search/search_loop.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/evaluation_json.hpp"
@@ -12,6 +13,7 @@ namespace kf {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr size_t kExpectAtMost = 32;  // configurations of one proposal compiled ahead
 
 // The tuner's objective for one proposal: every configuration through the store, then the judge.
 class StoredObjective : public Objective {
@@ -143,9 +145,21 @@ SearchResult RunSearch(const Task& task, Language language, Proposer& proposer, 
       int budget = std::min(settings.tune_budget, remaining());
       double seconds = settings.seconds > 0 ? std::max(1e-3, settings.seconds - elapsed()) : 0;
       TuningSession session(*tuned, objective, {budget, seconds});
-      for (const Point& p :
-           StartingPoints(*tuned, kernel.ResolveConfig({}), ruled->try_first, budget))
-        session.Evaluate(p);
+      std::vector<Point> start =
+          StartingPoints(*tuned, kernel.ResolveConfig({}), ruled->try_first, budget);
+      // What the tuner will measure: its starting points (after the first, which is measured at
+      // once), then the rest of a small space, which its strategy picks from.
+      std::vector<Config> expected;
+      for (size_t i = 1; i < start.size(); ++i) expected.push_back(tuned->ToConfig(start[i]));
+      if (tuned->product_size() <= SearchSpace::kEnumerateLimit) {
+        for (const Point& p : tuned->points()) {
+          if (expected.size() >= kExpectAtMost) break;
+          if (std::find(start.begin(), start.end(), p) == start.end())
+            expected.push_back(tuned->ToConfig(p));
+        }
+      }
+      judge.Expect(kernel, expected);
+      for (const Point& p : start) session.Evaluate(p);
       strategy(session, rng);
     }
     line["evaluations"] = static_cast<int>(result.trace.size()) - evaluations_before;

@@ -30,6 +30,12 @@ class Judge {
  public:
   virtual ~Judge() = default;
   virtual Evaluation Evaluate(const Kernel& kernel, const Config& config) = 0;
+  // The candidates the search expects to evaluate next, most likely first; a judge may compile
+  // them ahead. Nothing is judged by this call.
+  virtual void Expect(const Kernel& kernel, const std::vector<Config>& configs) {
+    (void)kernel;
+    (void)configs;
+  }
 };
 
 struct SearchSettings {

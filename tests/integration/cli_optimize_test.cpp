@@ -47,13 +47,16 @@ void ExpectDistinct(const std::string& db, const std::string& run, size_t n) {
 
 TEST(OpenCLOptimize, BeatsTheBaselineAndItsBestKernelPassesEvalOnItsOwn) {
   std::string dir = Scratch("short");
-  testing::KfResult r = RunKfoundry(Args(dir, "--run short"));
+  // Compiling ahead is for GPUs; here it is forced on so that its path runs in CI.
+  testing::KfResult r = RunKfoundry(Args(dir, "--run short --compile-ahead on"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_FALSE(r.json.is_discarded()) << r.out;
   EXPECT_EQ(r.json["evaluations"], kBudget);
   EXPECT_EQ(r.json["trace"].size(), static_cast<size_t>(kBudget));
   EXPECT_EQ(r.json["totals"]["judged_now"], kBudget);
   EXPECT_GE(r.json["archive"].size(), 3u);
+  EXPECT_GT(r.json["totals"]["compiled_ahead"].get<int>(), 0);
+  EXPECT_GT(r.json["totals"]["compile_cache_hits"].get<int>(), 0);
   ASSERT_TRUE(r.json["best"].is_object()) << r.out;
   EXPECT_EQ(r.json["best"]["status"], "ok");
   EXPECT_GT(r.json["best"]["speedup"].get<double>(), 1.0);
