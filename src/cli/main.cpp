@@ -165,11 +165,7 @@ std::string SelfPath() {
 int Eval(EvalArgs a) {
   kf::Task task = kf::FindTask(a.task);
   if (a.in_process) return EvalInProcess(a, task);
-  kf::ExecutorOptions& o = a.executor;
-  o.binary = SelfPath();
-  o.task = task.dir;
-  o.device = a.device;
-  o.sizes = a.sizes;
+  kf::ExecutorOptions o = kf::Aimed(a.executor, SelfPath(), task.dir, a.device, a.sizes);
   o.seeds = a.seeds;
   kf::Supervisor supervisor(o);  // opens the device in the executor, never here
   const nlohmann::json& info = supervisor.executor_info();

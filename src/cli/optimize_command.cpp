@@ -155,11 +155,7 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
     throw InputError("--strategy", 0, a.strategy, "unknown strategy");
 
   Task task = FindTask(a.task);
-  ExecutorOptions& o = a.executor;
-  o.binary = self;
-  o.task = task.dir;
-  o.device = a.device;
-  o.sizes = a.sizes;
+  const ExecutorOptions o = Aimed(a.executor, self, task.dir, a.device, a.sizes);
   Supervisor supervisor(o);
   const nlohmann::json& info = supervisor.executor_info();
   DeviceContext device = MakeDeviceContext(info, task, a.sizes);

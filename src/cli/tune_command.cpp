@@ -100,12 +100,7 @@ int RunTune(TuneArgs a, const std::string& self) {
     if (a.task.empty() || a.kernel.empty())
       throw InputError("tune", 0, "TASK KERNEL", "give TASK and KERNEL, or --replay SPACE");
     Task task = FindTask(a.task);
-    ExecutorOptions& o = a.executor;
-    o.binary = self;
-    o.task = task.dir;
-    o.device = a.device;
-    o.sizes = a.sizes;
-    supervisor = std::make_unique<Supervisor>(o);
+    supervisor = std::make_unique<Supervisor>(Aimed(a.executor, self, task.dir, a.device, a.sizes));
     DeviceContext device = MakeDeviceContext(supervisor->executor_info(), task, a.sizes);
     kernel = std::make_unique<Kernel>(
         LoadKernelFile(ResolveTaskKernel(task, a.kernel, device.language)));

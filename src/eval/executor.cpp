@@ -58,6 +58,15 @@ std::string SignalName(int sig) {
 
 }  // namespace
 
+ExecutorOptions Aimed(ExecutorOptions options, std::string binary, std::string task_dir,
+                      std::string device, std::string sizes) {
+  options.binary = std::move(binary);
+  options.task = std::move(task_dir);
+  options.device = std::move(device);
+  options.sizes = std::move(sizes);
+  return options;
+}
+
 nlohmann::json ExecutorCounters::ToJson() const {
   return {{"starts", starts},
           {"restarts", restarts},

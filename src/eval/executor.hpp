@@ -39,6 +39,11 @@ struct ExecutorOptions {
   double cpu_seconds = 0;        // RLIMIT_CPU of the executor; 0 = none
 };
 
+// `options` aimed at a task on a device: the kfoundry executable, the task folder, the device
+// selector and the benchmark size set ("" = by device class).
+ExecutorOptions Aimed(ExecutorOptions options, std::string binary, std::string task_dir,
+                      std::string device, std::string sizes);
+
 struct ExecutorCounters {
   int starts = 0;
   int restarts = 0;  // executors started after a fault
