@@ -162,7 +162,7 @@ std::string SelfPath() {
   return ec ? "kfoundry" : p.string();
 }
 
-int Eval(EvalArgs a) {
+int Eval(const EvalArgs& a) {
   kf::Task task = kf::FindTask(a.task);
   if (a.in_process) return EvalInProcess(a, task);
   kf::ExecutorOptions o = kf::Aimed(a.executor, SelfPath(), task.dir, a.device, a.sizes);
