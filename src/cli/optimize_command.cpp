@@ -195,7 +195,8 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
     ao.baseline_ms = info.value("baseline_ms", 0.0);
     compile_ahead = std::make_unique<CompileAhead>(ao);
   }
-  BuiltinProposer proposer(DescriptorSpace::Load(DefaultDescriptorFile()));
+  const DescriptorSpace descriptors = DescriptorSpace::Load(DefaultDescriptorFile());
+  BuiltinProposer proposer(descriptors);
   SupervisorJudge judge(supervisor, compile_ahead.get());
   ProgressLine line(10);
   SearchResult result = RunSearch(task, device.language, proposer, judge, *store, s,
@@ -281,7 +282,6 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
   }
   store->AddEvent(run.name, "finish", {{"final", final_json}, {"best_file", best_file}});
   int cells_total = 1;
-  DescriptorSpace descriptors = DescriptorSpace::Load(DefaultDescriptorFile());
   for (const Dimension& d : descriptors.dimensions())
     cells_total *= static_cast<int>(d.levels.size());
 

@@ -156,8 +156,29 @@ class AnnotationParser {
   std::string directive_;
 };
 
-// Finds the entry point's parameter list and returns the last identifier of each parameter.
+// The last identifier of each of the entry point's parameters.
 std::vector<std::string> EntryArgNames(const std::string& source, const std::string& entry) {
+  std::optional<std::pair<size_t, size_t>> list = EntryParamList(source, entry);
+  if (!list) return {};
+  std::vector<std::string> names;
+  for (const std::string& param :
+       SplitTopLevel(std::string_view(source).substr(list->first, list->second - list->first))) {
+    size_t e = param.size();
+    while (e > 0 &&
+           !(std::isalnum(static_cast<unsigned char>(param[e - 1])) || param[e - 1] == '_'))
+      --e;
+    size_t b = e;
+    while (b > 0 && (std::isalnum(static_cast<unsigned char>(param[b - 1])) || param[b - 1] == '_'))
+      --b;
+    if (e > b) names.push_back(param.substr(b, e - b));
+  }
+  return names;
+}
+
+}  // namespace
+
+std::optional<std::pair<size_t, size_t>> EntryParamList(const std::string& source,
+                                                        const std::string& entry) {
   size_t pos = 0;
   while ((pos = source.find(entry, pos)) != std::string::npos) {
     bool starts = pos == 0 || !(std::isalnum(static_cast<unsigned char>(source[pos - 1])) ||
@@ -181,28 +202,13 @@ std::vector<std::string> EntryArgNames(const std::string& source, const std::str
           if (source[end] == '(') ++depth;
           if (source[end] == ')' && --depth == 0) break;
         }
-        std::vector<std::string> names;
-        for (const std::string& param :
-             SplitTopLevel(std::string_view(source).substr(after + 1, end - after - 1))) {
-          size_t e = param.size();
-          while (e > 0 &&
-                 !(std::isalnum(static_cast<unsigned char>(param[e - 1])) || param[e - 1] == '_'))
-            --e;
-          size_t b = e;
-          while (b > 0 &&
-                 (std::isalnum(static_cast<unsigned char>(param[b - 1])) || param[b - 1] == '_'))
-            --b;
-          if (e > b) names.push_back(param.substr(b, e - b));
-        }
-        return names;
+        return std::pair(after + 1, end);
       }
     }
     pos += entry.size();
   }
-  return {};
+  return std::nullopt;
 }
-
-}  // namespace
 
 Kernel ParseKernel(const std::string& path, std::string source) {
   Kernel k;

@@ -14,7 +14,9 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/expr.hpp"
@@ -56,6 +58,10 @@ struct Kernel {
 // Parses annotations from `source`. `path` is used for messages and, through its extension
 // (.cu, .cl), for the language. Throws InputError naming the line and annotation.
 Kernel ParseKernel(const std::string& path, std::string source);
+// Where the entry point's parameter list lies in `source`: [begin, end), inside the parentheses
+// of its definition (the declaration that carries __global__ or __kernel).
+std::optional<std::pair<size_t, size_t>> EntryParamList(const std::string& source,
+                                                        const std::string& entry);
 Kernel LoadKernelFile(const std::string& path);
 
 // The source with the @param lines of `params` rewritten (matched by name to the kernel's own, in

@@ -5,6 +5,7 @@
 
 #include "core/evaluation_json.hpp"
 #include "core/input_error.hpp"
+#include "tune/live_objective.hpp"
 #include "tune/session.hpp"
 #include "tune/strategy.hpp"
 
@@ -49,10 +50,7 @@ class StoredObjective : public Objective {
     }
     const Evaluation& ev = e.evaluation;
     ++result_.verdicts[std::string(StatusName(ev.status))];
-    Measurement m;
-    m.ok = ev.status == Status::kOk && ev.time.has_value();
-    m.time_ms = m.ok ? ev.time->median_ms : 0;
-    if (!m.ok) m.failure = std::string(StatusName(ev.status));
+    Measurement m = MeasurementOf(ev);
     bool better =
         m.ok && (!has_best_ || ev.speedup.value_or(0) >
                                    result_.trace[best_index_].evaluation.speedup.value_or(0));
@@ -98,7 +96,6 @@ SearchResult RunSearch(const Task& task, Language language, Proposer& proposer, 
       StrategyByName(settings.strategy.empty() ? kDefaultStrategy : settings.strategy);
   if (!strategy) throw InputError("--strategy", 0, settings.strategy, "unknown strategy");
   std::mt19937_64 rng(settings.seed);
-  std::vector<Rule> no_rules;
 
   auto report = [&] {
     if (!progress) return;

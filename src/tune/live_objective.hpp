@@ -10,6 +10,10 @@
 
 namespace kf {
 
+// What a tuner learns from a verdict: the median time of an `ok` one, else the status as the
+// failure.
+Measurement MeasurementOf(const Evaluation& ev);
+
 class LiveObjective : public Objective {
  public:
   LiveObjective(Supervisor& supervisor, const Kernel& kernel, const SearchSpace& space)

@@ -13,32 +13,8 @@ bool IsCuda(const Kernel& k) {
   return k.language == Language::kCuda;
 }
 
-// [begin, end) of the entry point's parameter list (inside the parentheses), or nullopt.
-std::optional<std::pair<size_t, size_t>> EntryParams(const Kernel& k) {
-  std::regex decl("\\b" + k.entry + "\\s*\\(");
-  std::smatch m;
-  std::string::const_iterator from = k.source.begin();
-  while (std::regex_search(from, k.source.end(), m, decl)) {
-    size_t open = static_cast<size_t>(m.position(0) + (from - k.source.begin()) + m.length(0));
-    // Only the definition: the declaration since the last statement names a kernel qualifier.
-    size_t stmt = k.source.find_last_of(";}", open);
-    std::string decl_text = k.source.substr(stmt == std::string::npos ? 0 : stmt + 1,
-                                            open - (stmt == std::string::npos ? 0 : stmt + 1));
-    if (decl_text.find("__global__") != std::string::npos ||
-        decl_text.find("__kernel") != std::string::npos) {
-      int depth = 1;
-      size_t end = open;
-      for (; end < k.source.size() && depth > 0; ++end) {
-        if (k.source[end] == '(') ++depth;
-        if (k.source[end] == ')') --depth;
-      }
-      return std::pair(open, end - 1);
-    }
-    from = m.suffix().first;
-  }
-  return std::nullopt;
-}
-
+// Splits a parameter list on its top-level commas, keeping every character (unlike the
+// annotation parser's splitter, which trims), so the list can be joined back as it was.
 std::vector<std::string> SplitParams(const std::string& list) {
   std::vector<std::string> out;
   int depth = 0;
@@ -61,7 +37,7 @@ std::vector<std::string> SplitParams(const std::string& list) {
 std::optional<std::string> EditPointerParams(
     const Kernel& k,
     const std::function<std::optional<std::string>(const std::string&, size_t)>& edit) {
-  auto range = EntryParams(k);
+  auto range = EntryParamList(k.source, k.entry);
   if (!range) return std::nullopt;
   std::vector<std::string> params =
       SplitParams(k.source.substr(range->first, range->second - range->first));
