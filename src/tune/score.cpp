@@ -36,6 +36,29 @@ int SpaceBaseline::Cutoff(double within) const {
   return static_cast<int>(sorted_.size());
 }
 
+size_t SpaceBaseline::CountWithin(double fraction) const {
+  const double limit = optimum() / fraction;
+  return static_cast<size_t>(std::upper_bound(sorted_.begin(), sorted_.end(), limit) -
+                             sorted_.begin());
+}
+
+int SpaceBaseline::RandomMedianEvaluationsTo(double fraction) const {
+  // P(none of the first n draws is among the K) = prod_{j<n} (N - K - j) / (N - j).
+  const double N = static_cast<double>(sorted_.size());
+  const double K = static_cast<double>(CountWithin(fraction));
+  double miss = 1.0;
+  for (int n = 1; n <= static_cast<int>(sorted_.size()); ++n) {
+    miss *= std::max(0.0, (N - K - (n - 1)) / (N - (n - 1)));
+    if (miss <= 0.5) return n;
+  }
+  return static_cast<int>(sorted_.size());
+}
+
+double SpaceBaseline::RandomMeanEvaluationsTo(double fraction) const {
+  return (static_cast<double>(sorted_.size()) + 1) /
+         (static_cast<double>(CountWithin(fraction)) + 1);
+}
+
 std::vector<double> BestSoFar(const std::vector<TraceEntry>& trace, int budget, double worst) {
   std::vector<double> curve;
   double best = worst;

@@ -22,8 +22,15 @@ class SpaceBaseline {
   double ExpectedRandomBest(int n) const;
   // The smallest n at which random search is expected within `within` of the optimum.
   int Cutoff(double within = 0.05) const;
+  // Random search's evaluations until a time within `fraction` of the optimum (time <= optimum /
+  // fraction), exactly: the median (the smallest n by which at least half of all draw orders have
+  // one) and the mean, (N + 1) / (K + 1) for K such configurations among N.
+  int RandomMedianEvaluationsTo(double fraction) const;
+  double RandomMeanEvaluationsTo(double fraction) const;
 
  private:
+  size_t CountWithin(double fraction) const;
+
   std::vector<double> sorted_;
 };
 

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -202,6 +203,29 @@ TEST(Score, RandomSearchExpectationIsExact) {
     EXPECT_GE(b.ExpectedRandomBest(n) + 1e-12, b.ExpectedRandomBest(n + 1));
   EXPECT_LE(b.ExpectedRandomBest(b.Cutoff()), 1.05);
   EXPECT_GT(b.ExpectedRandomBest(b.Cutoff() - 1), 1.05);
+}
+
+TEST(Score, RandomSearchEvaluationsToAFractionAreExact) {
+  auto ridge = ReplayObjective::Load(Data("ridge.json.gz"));
+  SpaceBaseline b(ridge->records());
+  const int n = static_cast<int>(b.size());
+  std::vector<int> draws;
+  double total = 0;
+  for (uint64_t seed = 1; seed <= 2000; ++seed) {
+    TuningSession s(ridge->space(), *ridge, {n, 0});
+    std::mt19937_64 rng(seed);
+    RandomSearch(s, rng);
+    int e = EvaluationsToFraction(s.trace(), b.optimum(), 0.95);
+    ASSERT_GT(e, 0);
+    draws.push_back(e);
+    total += e;
+  }
+  std::sort(draws.begin(), draws.end());
+  const double mean = b.RandomMeanEvaluationsTo(0.95);
+  EXPECT_NEAR(total / static_cast<double>(draws.size()), mean, 0.1 * mean);
+  const int median = b.RandomMedianEvaluationsTo(0.95);
+  EXPECT_NEAR(draws[draws.size() / 2], median, 0.15 * median + 1);
+  EXPECT_EQ(b.RandomMedianEvaluationsTo(1.0 / 1e9), 1);  // every configuration qualifies
 }
 
 TEST(Score, RandomScoresNearZeroAndTheOptimumAtOnceScoresOne) {
