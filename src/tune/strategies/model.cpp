@@ -2,7 +2,11 @@
 // a spread (the disagreement of its trees), and the next point is the unmeasured one with the
 // highest expected improvement over the best. Failures enter the model as slower than anything
 // seen, so the search learns where configurations fail. A few random points start it (8, or a
-// quarter of a smaller budget).
+// quarter of a smaller budget). Two guards against a surrogate that is confidently wrong (it
+// then keeps refining one region and never tries the value that matters): after each batch, one
+// neighbour of the best point that changes the next parameter in turn, so every parameter is
+// varied around the incumbent; and, as SMAC interleaves random configurations, one pick in five
+// is a random unmeasured point.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -119,6 +123,44 @@ double NormalPdf(double z) {
   return std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI);
 }
 
+// The forest's expected improvement of `p` over `best` (both in log time), by at least `xi`.
+double ExpectedImprovement(const std::vector<Tree>& forest, const SearchSpace& space,
+                           const Point& p, double best) {
+  const double xi = 0.01;
+  std::vector<double> f = Features(space, p);
+  double sum = 0, sum_sq = 0;
+  for (const Tree& t : forest) {
+    double v = t.Predict(f);
+    sum += v;
+    sum_sq += v * v;
+  }
+  const double n = static_cast<double>(forest.size());
+  double mu = sum / n;
+  double sigma = std::sqrt(std::max(1e-12, sum_sq / n - mu * mu)) + 1e-3;
+  double z = (best - mu - xi) / sigma;
+  return (best - mu - xi) * NormalCdf(z) + sigma * NormalPdf(z);
+}
+
+// The unmeasured neighbour of `p` that changes parameter `param`, with the highest expected
+// improvement; {} if every such neighbour is measured.
+Point BestNeighbourAlong(const TuningSession& s, const std::vector<Tree>& forest, const Point& p,
+                         size_t param, double best) {
+  double best_ei = -1;
+  Point pick;
+  const int values = static_cast<int>(s.space().params()[param].values.size());
+  for (int v = 0; v < values; ++v) {
+    Point n = p;
+    n[param] = v;
+    if (v == p[param] || !s.space().IsValid(n) || s.Seen(n)) continue;
+    double ei = ExpectedImprovement(forest, s.space(), n, best);
+    if (ei > best_ei) {
+      best_ei = ei;
+      pick = std::move(n);
+    }
+  }
+  return pick;
+}
+
 }  // namespace
 
 void ModelSearch(TuningSession& s, std::mt19937_64& rng) {
@@ -133,6 +175,7 @@ void ModelSearch(TuningSession& s, std::mt19937_64& rng) {
   }
   bool small = space.product_size() <= SearchSpace::kEnumerateLimit && space.size() <= kCandidates;
   std::vector<Tree> forest(kTrees);
+  size_t turn = 0;  // the parameter the next local step changes
   while (!s.Done()) {
     // Training data: log time; a failure counts as twice the slowest time seen.
     std::vector<std::vector<double>> x;
@@ -189,43 +232,30 @@ void ModelSearch(TuningSession& s, std::mt19937_64& rng) {
     if (candidates.empty()) return;
 
     // Refitting costs grow with the data, so with n measurements the n/16 best candidates by
-    // expected improvement are measured before the next fit.
+    // expected improvement are measured before the next fit; each pick is a random unmeasured
+    // point instead with probability 1/5.
     std::vector<std::pair<double, size_t>> scored;
-    const double xi = 0.01;
     for (size_t c = 0; c < candidates.size(); ++c) {
-      std::vector<double> f = Features(space, candidates[c]);
-      double sum = 0, sum_sq = 0;
-      for (const Tree& t : forest) {
-        double v = t.Predict(f);
-        sum += v;
-        sum_sq += v * v;
-      }
-      double mu = sum / kTrees;
-      double sigma = std::sqrt(std::max(1e-12, sum_sq / kTrees - mu * mu)) + 1e-3;
-      double z = (best - mu - xi) / sigma;
-      scored.emplace_back(-((best - mu - xi) * NormalCdf(z) + sigma * NormalPdf(z)), c);
+      scored.emplace_back(-ExpectedImprovement(forest, space, candidates[c], best), c);
     }
     size_t batch = std::min(scored.size(), std::max<size_t>(1, s.trace().size() / 16));
     std::partial_sort(scored.begin(), scored.begin() + static_cast<long>(batch), scored.end());
+    std::bernoulli_distribution explore(0.2);
     for (size_t b = 0; b < batch; ++b) {
-      if (!s.Evaluate(candidates[scored[b].second])) return;
+      Point random = explore(rng) ? s.SampleUnseen(rng) : Point{};
+      if (!s.Evaluate(random.empty() ? candidates[scored[b].second] : random)) return;
     }
-    // Local refinement: the incumbent's unmeasured neighbour the forest likes best. Isolated
-    // optima that the surrogate smooths over are found this way.
+    // Local refinement: the incumbent's unmeasured neighbour along the next parameter in turn
+    // (skipping parameters whose neighbours are all measured), chosen by expected improvement.
+    // Isolated optima that the surrogate smooths over are found this way.
     if (const TraceEntry* incumbent = s.best()) {
-      double best_mu = 1e300;
-      Point pick;
-      for (Point& n : space.Neighbours(incumbent->point, false)) {
-        if (s.Seen(n)) continue;
-        std::vector<double> f = Features(space, n);
-        double mu = 0;
-        for (const Tree& t : forest) mu += t.Predict(f);
-        if (mu < best_mu) {
-          best_mu = mu;
-          pick = std::move(n);
-        }
+      const size_t params = incumbent->point.size();
+      for (size_t tried = 0; tried < params; ++tried) {
+        Point pick = BestNeighbourAlong(s, forest, incumbent->point, turn++ % params, best);
+        if (pick.empty()) continue;
+        if (!s.Evaluate(pick)) return;
+        break;
       }
-      if (!pick.empty() && !s.Evaluate(pick)) return;
     }
   }
 }
