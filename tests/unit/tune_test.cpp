@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "core/input_error.hpp"
 #include "tune/objective.hpp"
@@ -154,6 +156,58 @@ TEST(Session, NeverMeasuresTwiceAndKeepsTheBudget) {
   EXPECT_EQ(s.evaluations(), 10);
   EXPECT_TRUE(s.Done());
   EXPECT_FALSE(s.Evaluate(bowl->space().points().back()).has_value());
+}
+
+// Answers from a recorded space, counting the calls and taking `delay` over each, as a live
+// device would; the points listed in `failing` fail.
+class SlowObjective : public Objective {
+ public:
+  SlowObjective(Objective& inner, std::chrono::milliseconds delay, std::set<Point> failing = {})
+      : inner_(inner), delay_(delay), failing_(std::move(failing)) {}
+  Measurement Measure(const Point& p) override {
+    ++calls;
+    std::this_thread::sleep_for(delay_);
+    if (failing_.count(p)) return {false, 0, "RuntimeError"};
+    return inner_.Measure(p);
+  }
+  int calls = 0;
+
+ private:
+  Objective& inner_;
+  std::chrono::milliseconds delay_;
+  std::set<Point> failing_;
+};
+
+TEST(Session, StopsWhenTheSecondsAreSpent) {
+  auto bowl = ReplayObjective::Load(Data("bowl.json"));
+  SlowObjective slow(*bowl, std::chrono::milliseconds(40));
+  TuningSession s(bowl->space(), slow, {1000, 0.2});
+  std::mt19937_64 rng(1);
+  StrategyByName("random")(s, rng);
+  // 0.2 s at 40 ms or more per evaluation: the run stops after at most 5 (6 if the check lands
+  // just before the deadline), long before the 1000 evaluations or the space run out.
+  EXPECT_GE(s.evaluations(), 1);
+  EXPECT_LE(s.evaluations(), 6);
+  EXPECT_TRUE(s.Done());
+}
+
+TEST(Session, AFailureIsRememberedAndNeverRetried) {
+  auto bowl = ReplayObjective::Load(Data("bowl.json"));
+  const Point bad = bowl->space().points()[5];
+  SlowObjective failing(*bowl, std::chrono::milliseconds(0), {bad});
+  TuningSession s(bowl->space(), failing, {200, 0});
+  auto first = s.Evaluate(bad);
+  ASSERT_TRUE(first);
+  EXPECT_FALSE(first->ok);
+  auto again = s.Evaluate(bad);
+  ASSERT_TRUE(again);
+  EXPECT_FALSE(again->ok);
+  EXPECT_EQ(again->failure, "RuntimeError");
+  EXPECT_EQ(failing.calls, 1);
+  // A whole run around it measures it no more than that once either.
+  std::mt19937_64 rng(2);
+  StrategyByName("model")(s, rng);
+  EXPECT_EQ(failing.calls, s.evaluations());
 }
 
 class Strategies : public ::testing::TestWithParam<std::string> {};
