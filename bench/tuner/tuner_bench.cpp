@@ -4,9 +4,9 @@
 // 99% of the optimum (median over seeds; ">B" when fewer than half the seeds got there within the
 // budget). Random search's expectation and its median evaluations to each fraction are computed
 // exactly, not sampled; the last column divides random search's exact median evaluations to 95%
-// by the strategy's. With --rules DIR each
-// strategy also runs on the space the rules leave (rules tried-first points first); the optimum
-// and every measurement stay those of the whole recorded space.
+// by the strategy's. With --rules DIR each strategy also runs on the space the rules leave (rules
+// tried-first points first); the optimum and every measurement stay those of the whole recorded
+// space.
 //
 //   kf_tuner_bench [--seeds N] [--strategies a,b,...] [--budget-factor F] [--rules DIR] SPACE...
 

@@ -141,24 +141,21 @@ double ExpectedImprovement(const std::vector<Tree>& forest, const SearchSpace& s
   return (best - mu - xi) * NormalCdf(z) + sigma * NormalPdf(z);
 }
 
-// The unmeasured neighbour of `p` that changes parameter `param`, with the highest expected
-// improvement; {} if every such neighbour is measured.
+// Among `neighbours` of `p` (SearchSpace::Neighbours), the unmeasured one that changes parameter
+// `param` with the highest expected improvement; {} if every such neighbour is measured.
 Point BestNeighbourAlong(const TuningSession& s, const std::vector<Tree>& forest, const Point& p,
-                         size_t param, double best) {
+                         const std::vector<Point>& neighbours, size_t param, double best) {
   double best_ei = -1;
-  Point pick;
-  const int values = static_cast<int>(s.space().params()[param].values.size());
-  for (int v = 0; v < values; ++v) {
-    Point n = p;
-    n[param] = v;
-    if (v == p[param] || !s.space().IsValid(n) || s.Seen(n)) continue;
+  const Point* pick = nullptr;
+  for (const Point& n : neighbours) {
+    if (n[param] == p[param] || s.Seen(n)) continue;
     double ei = ExpectedImprovement(forest, s.space(), n, best);
     if (ei > best_ei) {
       best_ei = ei;
-      pick = std::move(n);
+      pick = &n;
     }
   }
-  return pick;
+  return pick ? *pick : Point{};
 }
 
 }  // namespace
@@ -250,8 +247,10 @@ void ModelSearch(TuningSession& s, std::mt19937_64& rng) {
     // Isolated optima that the surrogate smooths over are found this way.
     if (const TraceEntry* incumbent = s.best()) {
       const size_t params = incumbent->point.size();
+      const std::vector<Point> neighbours = space.Neighbours(incumbent->point, false);
       for (size_t tried = 0; tried < params; ++tried) {
-        Point pick = BestNeighbourAlong(s, forest, incumbent->point, turn++ % params, best);
+        Point pick =
+            BestNeighbourAlong(s, forest, incumbent->point, neighbours, turn++ % params, best);
         if (pick.empty()) continue;
         if (!s.Evaluate(pick)) return;
         break;
