@@ -110,8 +110,7 @@ int main(int argc, char** argv) {
                baseline.size(), cutoff, budget, baseline.RandomMedianEvaluationsTo(0.90), random95,
                baseline.RandomMedianEvaluationsTo(0.99));
     for (const std::string& s : o.strategies) {
-      kf::Strategy strategy = kf::StrategyByName(s);
-      if (!strategy) {
+      if (!kf::MakeStrategy(s)) {
         fmt::print(stderr, "unknown strategy {}\n", s);
         return 2;
       }
@@ -120,13 +119,12 @@ int main(int argc, char** argv) {
         std::vector<std::vector<double>> curves;
         std::vector<int> to90, to95, to99;
         for (int seed = 1; seed <= o.seeds; ++seed) {
-          std::mt19937_64 rng(static_cast<uint64_t>(seed) * 7919);
-          kf::TuningSession session(space, *replay, {budget, 0});
-          for (const kf::Point& p :
-               kf::StartingPoints(space, context.defaults,
-                                  with_rules ? ruled.try_first : std::vector<kf::Point>{}, budget))
-            session.Evaluate(p);
-          strategy(session, rng);
+          kf::TuningSession session(space, {budget, 0}, kf::MakeStrategy(s),
+                                    static_cast<uint64_t>(seed) * 7919);
+          session.MeasureFirst(
+              kf::StartingPoints(space, context.defaults,
+                                 with_rules ? ruled.try_first : std::vector<kf::Point>{}, budget));
+          kf::RunSession(session, *replay);
           curves.push_back(
               kf::BestSoFar(session.trace(), std::max(budget, cutoff), baseline.worst()));
           to90.push_back(kf::EvaluationsToFraction(session.trace(), baseline.optimum(), 0.90));

@@ -151,7 +151,7 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
   }
   if (a.compile_ahead != "auto" && a.compile_ahead != "on" && a.compile_ahead != "off")
     throw InputError("--compile-ahead", 0, a.compile_ahead, "expected auto, on or off");
-  if (!a.strategy.empty() && !StrategyByName(a.strategy))
+  if (!a.strategy.empty() && !MakeStrategy(a.strategy))
     throw InputError("--strategy", 0, a.strategy, "unknown strategy");
 
   Task task = FindTask(a.task);

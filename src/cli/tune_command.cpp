@@ -70,14 +70,14 @@ std::vector<const TraceEntry*> Ranked(const std::vector<TraceEntry>& trace) {
 }  // namespace
 
 int RunTune(TuneArgs a, const std::string& self) {
-  Strategy strategy = StrategyByName(a.strategy.empty() ? kDefaultStrategy : a.strategy);
+  std::unique_ptr<TuningStrategy> strategy =
+      MakeStrategy(a.strategy.empty() ? kDefaultStrategy : a.strategy);
   if (!strategy) {
     std::string names;
     for (const auto& n : StrategyNames()) names += " " + n;
     throw InputError("--strategy", 0, a.strategy, "unknown strategy (known:" + names + ")");
   }
   if (a.strategy.empty()) a.strategy = kDefaultStrategy;
-  std::mt19937_64 rng(a.seed);
   TuneBudget budget{a.budget, a.seconds};
 
   std::unique_ptr<ReplayObjective> replay;
@@ -132,11 +132,10 @@ int RunTune(TuneArgs a, const std::string& self) {
     }
   }
   Progress progress(*objective, std::min<int>(a.budget, static_cast<int>(space->size())), a.json);
-  TuningSession session(*space, progress, budget);
-  for (const Point& p : StartingPoints(*space, context.defaults,
-                                       ruled ? ruled->try_first : std::vector<Point>{}, a.budget))
-    session.Evaluate(p);
-  strategy(session, rng);
+  TuningSession session(*space, budget, std::move(strategy), a.seed);
+  session.MeasureFirst(StartingPoints(*space, context.defaults,
+                                      ruled ? ruled->try_first : std::vector<Point>{}, a.budget));
+  RunSession(session, progress);
   progress.Finish();
 
   if (!a.record.empty()) {

@@ -92,9 +92,9 @@ SearchResult RunSearch(const Task& task, Language language, Proposer& proposer, 
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   auto out_of_time = [&] { return settings.seconds > 0 && elapsed() >= settings.seconds; };
   auto remaining = [&] { return settings.budget - static_cast<int>(result.trace.size()); };
-  Strategy strategy =
-      StrategyByName(settings.strategy.empty() ? kDefaultStrategy : settings.strategy);
-  if (!strategy) throw InputError("--strategy", 0, settings.strategy, "unknown strategy");
+  const std::string strategy = settings.strategy.empty() ? kDefaultStrategy : settings.strategy;
+  if (!MakeStrategy(strategy))
+    throw InputError("--strategy", 0, settings.strategy, "unknown strategy");
   std::mt19937_64 rng(settings.seed);
 
   auto report = [&] {
@@ -141,7 +141,8 @@ SearchResult RunSearch(const Task& task, Language language, Proposer& proposer, 
     } else {
       int budget = std::min(settings.tune_budget, remaining());
       double seconds = settings.seconds > 0 ? std::max(1e-3, settings.seconds - elapsed()) : 0;
-      TuningSession session(*tuned, objective, {budget, seconds});
+      // Each tuning session draws its seed from the run's stream, so a run stays repeatable.
+      TuningSession session(*tuned, {budget, seconds}, MakeStrategy(strategy), rng());
       std::vector<Point> start =
           StartingPoints(*tuned, kernel.ResolveConfig({}), ruled->try_first, budget);
       // What the tuner will measure: its starting points (after the first, which is measured at
@@ -156,8 +157,8 @@ SearchResult RunSearch(const Task& task, Language language, Proposer& proposer, 
         }
       }
       judge.Expect(kernel, expected);
-      for (const Point& p : start) session.Evaluate(p);
-      strategy(session, rng);
+      session.MeasureFirst(start);
+      RunSession(session, objective);
     }
     line["evaluations"] = static_cast<int>(result.trace.size()) - evaluations_before;
     const SearchEvaluation* best = objective.best();

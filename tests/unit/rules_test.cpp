@@ -207,11 +207,9 @@ void QuarterBudgetFindsTheOptimum(const std::string& path) {
   RuledSpace ruled = ApplyRules(LoadRules(KF_RULES), context, replay->space());
   const int budget = static_cast<int>(replay->space().size()) / 4;
   for (uint64_t seed = 1; seed <= 20; ++seed) {
-    std::mt19937_64 rng(seed);
-    TuningSession session(ruled.space, *replay, {budget, 0});
-    for (const Point& p : StartingPoints(ruled.space, context.defaults, ruled.try_first, budget))
-      session.Evaluate(p);
-    StrategyByName(kDefaultStrategy)(session, rng);
+    TuningSession session(ruled.space, {budget, 0}, MakeStrategy(kDefaultStrategy), seed);
+    session.MeasureFirst(StartingPoints(ruled.space, context.defaults, ruled.try_first, budget));
+    RunSession(session, *replay);
     ASSERT_NE(session.best(), nullptr);
     EXPECT_LE(session.evaluations(), budget);
     EXPECT_EQ(session.best()->point, *optimum) << "seed " << seed;

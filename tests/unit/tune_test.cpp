@@ -1,11 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <thread>
 
 #include "core/input_error.hpp"
 #include "tune/objective.hpp"
@@ -145,79 +143,13 @@ TEST(T1, ConvolutionSpaceMatchesTheRecordedOneExactly) {
   }
 }
 
-TEST(Session, NeverMeasuresTwiceAndKeepsTheBudget) {
-  auto bowl = ReplayObjective::Load(Data("bowl.json"));
-  TuningSession s(bowl->space(), *bowl, {10, 0});
-  const Point& p = bowl->space().points()[3];
-  ASSERT_TRUE(s.Evaluate(p));
-  ASSERT_TRUE(s.Evaluate(p));  // answered from the cache, not charged
-  EXPECT_EQ(s.evaluations(), 1);
-  for (const Point& q : bowl->space().points()) s.Evaluate(q);
-  EXPECT_EQ(s.evaluations(), 10);
-  EXPECT_TRUE(s.Done());
-  EXPECT_FALSE(s.Evaluate(bowl->space().points().back()).has_value());
-}
-
-// Answers from a recorded space, counting the calls and taking `delay` over each, as a live
-// device would; the points listed in `failing` fail.
-class SlowObjective : public Objective {
- public:
-  SlowObjective(Objective& inner, std::chrono::milliseconds delay, std::set<Point> failing = {})
-      : inner_(inner), delay_(delay), failing_(std::move(failing)) {}
-  Measurement Measure(const Point& p) override {
-    ++calls;
-    std::this_thread::sleep_for(delay_);
-    if (failing_.count(p)) return {false, 0, "RuntimeError"};
-    return inner_.Measure(p);
-  }
-  int calls = 0;
-
- private:
-  Objective& inner_;
-  std::chrono::milliseconds delay_;
-  std::set<Point> failing_;
-};
-
-TEST(Session, StopsWhenTheSecondsAreSpent) {
-  auto bowl = ReplayObjective::Load(Data("bowl.json"));
-  SlowObjective slow(*bowl, std::chrono::milliseconds(40));
-  TuningSession s(bowl->space(), slow, {1000, 0.2});
-  std::mt19937_64 rng(1);
-  StrategyByName("random")(s, rng);
-  // 0.2 s at 40 ms or more per evaluation: the run stops after at most 5 (6 if the check lands
-  // just before the deadline), long before the 1000 evaluations or the space run out.
-  EXPECT_GE(s.evaluations(), 1);
-  EXPECT_LE(s.evaluations(), 6);
-  EXPECT_TRUE(s.Done());
-}
-
-TEST(Session, AFailureIsRememberedAndNeverRetried) {
-  auto bowl = ReplayObjective::Load(Data("bowl.json"));
-  const Point bad = bowl->space().points()[5];
-  SlowObjective failing(*bowl, std::chrono::milliseconds(0), {bad});
-  TuningSession s(bowl->space(), failing, {200, 0});
-  auto first = s.Evaluate(bad);
-  ASSERT_TRUE(first);
-  EXPECT_FALSE(first->ok);
-  auto again = s.Evaluate(bad);
-  ASSERT_TRUE(again);
-  EXPECT_FALSE(again->ok);
-  EXPECT_EQ(again->failure, "RuntimeError");
-  EXPECT_EQ(failing.calls, 1);
-  // A whole run around it measures it no more than that once either.
-  std::mt19937_64 rng(2);
-  StrategyByName("model")(s, rng);
-  EXPECT_EQ(failing.calls, s.evaluations());
-}
-
 class Strategies : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Strategies, DeterministicWithinBudgetAndNoRepeats) {
   auto ridge = ReplayObjective::Load(Data("ridge.json.gz"));
   auto run = [&](uint64_t seed) {
-    TuningSession s(ridge->space(), *ridge, {60, 0});
-    std::mt19937_64 rng(seed);
-    StrategyByName(GetParam())(s, rng);
+    TuningSession s(ridge->space(), {60, 0}, MakeStrategy(GetParam()), seed);
+    RunSession(s, *ridge);
     return s.trace();
   };
   std::vector<TraceEntry> a = run(5), b = run(5), c = run(6);
@@ -236,9 +168,8 @@ TEST_P(Strategies, DeterministicWithinBudgetAndNoRepeats) {
 
 TEST_P(Strategies, FindTheBowlsOptimumWithTheWholeSpaceAsBudget) {
   auto bowl = ReplayObjective::Load(Data("bowl.json"));
-  TuningSession s(bowl->space(), *bowl, {80, 0});
-  std::mt19937_64 rng(3);
-  StrategyByName(GetParam())(s, rng);
+  TuningSession s(bowl->space(), {80, 0}, MakeStrategy(GetParam()), 3);
+  RunSession(s, *bowl);
   ASSERT_NE(s.best(), nullptr);
   EXPECT_DOUBLE_EQ(s.best()->result.time_ms, 1.0);
 }
@@ -266,9 +197,8 @@ TEST(Score, RandomSearchEvaluationsToAFractionAreExact) {
   std::vector<int> draws;
   double total = 0;
   for (uint64_t seed = 1; seed <= 2000; ++seed) {
-    TuningSession s(ridge->space(), *ridge, {n, 0});
-    std::mt19937_64 rng(seed);
-    RandomSearch(s, rng);
+    TuningSession s(ridge->space(), {n, 0}, MakeStrategy("random"), seed);
+    RunSession(s, *ridge);
     int e = EvaluationsToFraction(s.trace(), b.optimum(), 0.95);
     ASSERT_GT(e, 0);
     draws.push_back(e);
@@ -288,9 +218,8 @@ TEST(Score, RandomScoresNearZeroAndTheOptimumAtOnceScoresOne) {
   int cutoff = b.Cutoff();
   std::vector<std::vector<double>> random_curves;
   for (uint64_t seed = 1; seed <= 300; ++seed) {
-    TuningSession s(ridge->space(), *ridge, {cutoff, 0});
-    std::mt19937_64 rng(seed);
-    RandomSearch(s, rng);
+    TuningSession s(ridge->space(), {cutoff, 0}, MakeStrategy("random"), seed);
+    RunSession(s, *ridge);
     random_curves.push_back(BestSoFar(s.trace(), cutoff, b.worst()));
   }
   EXPECT_NEAR(MethodologyScore(b, random_curves), 0.0, 0.1);

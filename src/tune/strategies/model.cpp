@@ -1,17 +1,20 @@
 // Model-based search: a random forest fitted to every measurement so far predicts log(time) with
-// a spread (the disagreement of its trees), and the next point is the unmeasured one with the
-// highest expected improvement over the best. Failures enter the model as slower than anything
-// seen, so the search learns where configurations fail. A few random points start it (8, or a
-// quarter of a smaller budget). Two guards against a surrogate that is confidently wrong (it
-// then keeps refining one region and never tries the value that matters): after each batch, one
-// neighbour of the best point that changes the next parameter in turn, so every parameter is
-// varied around the incumbent; and, as SMAC interleaves random configurations, one pick in five
-// is a random unmeasured point.
+// a spread (the disagreement of its trees), and the next points are the unseen ones with the
+// highest expected improvement over the best: with n measurements, a batch of the n/16 best is
+// handed out before the next fit (they need no results in between, so they can be in flight
+// together). Failures enter the model as slower than anything seen, so the search learns where
+// configurations fail. A few random points start it (8, or a quarter of a smaller budget). Two
+// guards against a surrogate that is confidently wrong (it then keeps refining one region and
+// never tries the value that matters): after each batch is measured, one neighbour of the best
+// point that changes the next parameter in turn, so every parameter is varied around the
+// incumbent; and, as SMAC interleaves random configurations, one pick in five is a random unseen
+// point.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <set>
 
-#include "tune/strategy.hpp"
+#include "tune/strategies/strategies.hpp"
 
 namespace kf {
 
@@ -158,25 +161,56 @@ Point BestNeighbourAlong(const TuningSession& s, const std::vector<Tree>& forest
   return pick ? *pick : Point{};
 }
 
-}  // namespace
-
-void ModelSearch(TuningSession& s, std::mt19937_64& rng) {
-  const SearchSpace& space = s.space();
-  const int kTrees = 24;
-  const size_t kCandidates = 3000;
-  // Up to 8 random points start the model; a small budget keeps most of itself for the model.
-  const int initial = std::clamp(s.remaining() / 4, 2, 8);
-  for (int i = 0; i < initial && !s.Done(); ++i) {
-    Point p = s.SampleUnseen(rng);
-    if (p.empty() || !s.Evaluate(p)) return;
+// The model's plan: a few random points, then rounds of refit → a batch of picks by expected
+// improvement → one local step, each round's refit and local step waiting until the round's
+// points are measured. Within a batch the picks depend on nothing measured since the refit, so
+// they are handed out as fast as they are asked for; the random draws happen in the order a
+// sequential run makes them.
+class ModelStrategy : public TuningStrategy {
+ public:
+  std::vector<Point> Ask(TuningSession& s, int) override {
+    if (finished_) return {};
+    // Up to 8 random points start the model; a small budget keeps most of itself for the model.
+    if (initial_ < 0) initial_ = std::clamp(s.remaining() / 4, 2, 8);
+    if (sampled_ < initial_) {
+      ++sampled_;
+      return HandOut(s.SampleUnseen(s.rng()));
+    }
+    while (true) {
+      if (Point p = NextOfBatch(s); !p.empty()) return HandOut(std::move(p));
+      if (!awaiting_.empty()) return {};  // the local step and the refit see the whole round
+      if (step_due_) {
+        step_due_ = false;
+        if (Point p = LocalStep(s); !p.empty()) return HandOut(std::move(p));
+      }
+      switch (Refit(s)) {
+        case Plan::kBatch: continue;
+        case Plan::kNothingWorks: return HandOut(s.SampleUnseen(s.rng()));
+        case Plan::kNoCandidates: return HandOut({});
+      }
+    }
   }
-  bool small = space.product_size() <= SearchSpace::kEnumerateLimit && space.size() <= kCandidates;
-  std::vector<Tree> forest(kTrees);
-  size_t turn = 0;  // the parameter the next local step changes
-  while (!s.Done()) {
+
+  void Tell(TuningSession&, const Point& p, const Measurement&) override { awaiting_.erase(p); }
+
+ private:
+  enum class Plan { kBatch, kNothingWorks, kNoCandidates };
+
+  // {p}, awaited; {} (finished) when p is empty: the space or the candidates ran out.
+  std::vector<Point> HandOut(Point p) {
+    if (p.empty()) {
+      finished_ = true;
+      return {};
+    }
+    awaiting_.insert(p);
+    return {std::move(p)};
+  }
+
+  // Fits the forest to every measurement so far and ranks the candidates for the next batch.
+  Plan Refit(TuningSession& s) {
+    const SearchSpace& space = s.space();
+    std::mt19937_64& rng = s.rng();
     // Training data: log time; a failure counts as twice the slowest time seen.
-    std::vector<std::vector<double>> x;
-    std::vector<double> y;
     double worst = -1e300, best = 1e300;
     for (const TraceEntry& e : s.trace()) {
       if (e.result.ok) {
@@ -184,79 +218,117 @@ void ModelSearch(TuningSession& s, std::mt19937_64& rng) {
         best = std::min(best, std::log(e.result.time_ms));
       }
     }
-    if (best > 1e299) {  // nothing has worked yet: keep exploring at random
-      Point p = s.SampleUnseen(rng);
-      if (p.empty() || !s.Evaluate(p)) return;
-      continue;
-    }
+    if (best > 1e299) return Plan::kNothingWorks;  // keep exploring at random
+    best_ = best;
+    std::vector<std::vector<double>> x;
+    std::vector<double> y;
     for (const TraceEntry& e : s.trace()) {
       x.push_back(Features(space, e.point));
       y.push_back(e.result.ok ? std::log(e.result.time_ms) : worst + std::log(2.0));
     }
-    for (Tree& t : forest) {
+    forest_.resize(kTrees);
+    for (Tree& t : forest_) {
       std::vector<int> rows(x.size());
       for (int& r : rows)
         r = std::uniform_int_distribution<int>(0, static_cast<int>(x.size()) - 1)(rng);
       t.Fit(x, y, std::move(rows), rng);
     }
-
-    // Candidates: every unmeasured point of a small space; else a random sample plus the
-    // neighbourhoods of the best points.
-    std::vector<Point> candidates;
-    if (small) {
-      for (const Point& p : space.points()) {
-        if (!s.Seen(p)) candidates.push_back(p);
-      }
-    } else {
-      std::vector<const TraceEntry*> ranked;
-      for (const TraceEntry& e : s.trace()) {
-        if (e.result.ok) ranked.push_back(&e);
-      }
-      std::sort(ranked.begin(), ranked.end(), [](const TraceEntry* a, const TraceEntry* b) {
-        return a->result.time_ms < b->result.time_ms;
-      });
-      for (size_t i = 0; i < std::min<size_t>(5, ranked.size()); ++i) {
-        for (Point& n : space.Neighbours(ranked[i]->point, false)) {
-          if (!s.Seen(n)) candidates.push_back(std::move(n));
-        }
-      }
-      for (size_t i = 0; i < kCandidates; ++i) {
-        Point p = s.SampleUnseen(rng);
-        if (p.empty()) break;
-        candidates.push_back(std::move(p));
-      }
-    }
-    if (candidates.empty()) return;
+    std::vector<Point> candidates = Candidates(s);
+    if (candidates.empty()) return Plan::kNoCandidates;
 
     // Refitting costs grow with the data, so with n measurements the n/16 best candidates by
-    // expected improvement are measured before the next fit; each pick is a random unmeasured
-    // point instead with probability 1/5.
+    // expected improvement are measured before the next fit.
     std::vector<std::pair<double, size_t>> scored;
     for (size_t c = 0; c < candidates.size(); ++c) {
-      scored.emplace_back(-ExpectedImprovement(forest, space, candidates[c], best), c);
+      scored.emplace_back(-ExpectedImprovement(forest_, space, candidates[c], best), c);
     }
     size_t batch = std::min(scored.size(), std::max<size_t>(1, s.trace().size() / 16));
     std::partial_sort(scored.begin(), scored.begin() + static_cast<long>(batch), scored.end());
-    std::bernoulli_distribution explore(0.2);
-    for (size_t b = 0; b < batch; ++b) {
-      Point random = explore(rng) ? s.SampleUnseen(rng) : Point{};
-      if (!s.Evaluate(random.empty() ? candidates[scored[b].second] : random)) return;
+    batch_.clear();
+    for (size_t b = 0; b < batch; ++b) batch_.push_back(std::move(candidates[scored[b].second]));
+    next_ = 0;
+    step_due_ = true;
+    return Plan::kBatch;
+  }
+
+  // Every unseen point of a small space; else a random sample plus the neighbourhoods of the
+  // best points.
+  std::vector<Point> Candidates(TuningSession& s) const {
+    const SearchSpace& space = s.space();
+    std::vector<Point> candidates;
+    if (space.product_size() <= SearchSpace::kEnumerateLimit && space.size() <= kCandidates) {
+      for (const Point& p : space.points()) {
+        if (!s.Seen(p)) candidates.push_back(p);
+      }
+      return candidates;
     }
-    // Local refinement: the incumbent's unmeasured neighbour along the next parameter in turn
-    // (skipping parameters whose neighbours are all measured), chosen by expected improvement.
-    // Isolated optima that the surrogate smooths over are found this way.
-    if (const TraceEntry* incumbent = s.best()) {
-      const size_t params = incumbent->point.size();
-      const std::vector<Point> neighbours = space.Neighbours(incumbent->point, false);
-      for (size_t tried = 0; tried < params; ++tried) {
-        Point pick =
-            BestNeighbourAlong(s, forest, incumbent->point, neighbours, turn++ % params, best);
-        if (pick.empty()) continue;
-        if (!s.Evaluate(pick)) return;
-        break;
+    std::vector<const TraceEntry*> ranked;
+    for (const TraceEntry& e : s.trace()) {
+      if (e.result.ok) ranked.push_back(&e);
+    }
+    std::sort(ranked.begin(), ranked.end(), [](const TraceEntry* a, const TraceEntry* b) {
+      return a->result.time_ms < b->result.time_ms;
+    });
+    for (size_t i = 0; i < std::min<size_t>(5, ranked.size()); ++i) {
+      for (Point& n : space.Neighbours(ranked[i]->point, false)) {
+        if (!s.Seen(n)) candidates.push_back(std::move(n));
       }
     }
+    for (size_t i = 0; i < kCandidates; ++i) {
+      Point p = s.SampleUnseen(s.rng());
+      if (p.empty()) break;
+      candidates.push_back(std::move(p));
+    }
+    return candidates;
   }
+
+  // The batch's next pick: each one a random unseen point instead with probability 1/5. A
+  // candidate seen since the refit (picked twice, or drawn at random) is skipped, uncharged.
+  Point NextOfBatch(TuningSession& s) {
+    std::bernoulli_distribution explore(0.2);
+    while (next_ < batch_.size()) {
+      const Point& candidate = batch_[next_++];
+      Point random = explore(s.rng()) ? s.SampleUnseen(s.rng()) : Point{};
+      if (!random.empty()) return random;
+      if (!s.Seen(candidate)) return candidate;
+    }
+    return {};
+  }
+
+  // Local refinement: the incumbent's unseen neighbour along the next parameter in turn
+  // (skipping parameters whose neighbours are all seen), chosen by expected improvement.
+  // Isolated optima that the surrogate smooths over are found this way.
+  Point LocalStep(const TuningSession& s) {
+    const TraceEntry* incumbent = s.best();
+    if (!incumbent) return {};
+    const size_t params = incumbent->point.size();
+    const std::vector<Point> neighbours = s.space().Neighbours(incumbent->point, false);
+    for (size_t tried = 0; tried < params; ++tried) {
+      Point pick =
+          BestNeighbourAlong(s, forest_, incumbent->point, neighbours, turn_++ % params, best_);
+      if (!pick.empty()) return pick;
+    }
+    return {};
+  }
+
+  static constexpr int kTrees = 24;
+  static constexpr size_t kCandidates = 3000;
+  int initial_ = -1;  // random points to start with: set when first asked
+  int sampled_ = 0;
+  std::vector<Tree> forest_;
+  double best_ = 0;           // the best log time when the forest was fitted
+  std::vector<Point> batch_;  // the candidates of this round, best first
+  size_t next_ = 0;           // the next of batch_ to hand out
+  bool step_due_ = false;     // the round's local step is still to come
+  size_t turn_ = 0;           // the parameter the next local step changes
+  std::set<Point> awaiting_;  // this strategy's points in flight
+  bool finished_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<TuningStrategy> MakeModelStrategy() {
+  return std::make_unique<ModelStrategy>();
 }
 
 }  // namespace kf

@@ -1,34 +1,46 @@
-// Exhaustive and random search: the two reference strategies.
-#include <algorithm>
-
-#include "tune/strategy.hpp"
+// Exhaustive and random search: the two reference strategies. Neither learns from results, so
+// neither waits for any.
+#include "tune/strategies/strategies.hpp"
 
 namespace kf {
 
-void ExhaustiveSearch(TuningSession& s, std::mt19937_64&) {
-  for (const Point& p : s.space().points()) {
-    if (!s.Evaluate(p)) return;
+namespace {
+
+// Every valid point in the space's order, skipping those already seen.
+class ExhaustiveStrategy : public TuningStrategy {
+ public:
+  std::vector<Point> Ask(TuningSession& s, int n) override {
+    std::vector<Point> out;
+    const std::vector<Point>& all = s.space().points();
+    while (next_ < all.size() && static_cast<int>(out.size()) < n) {
+      const Point& p = all[next_++];
+      if (!s.Seen(p)) out.push_back(p);
+    }
+    return out;
   }
-}
 
-void RandomSearch(TuningSession& s, std::mt19937_64& rng) {
-  while (!s.Done()) {
-    Point p = s.SampleUnseen(rng);
-    if (p.empty() || !s.Evaluate(p)) return;
+ private:
+  size_t next_ = 0;
+};
+
+// Uniform without replacement. One point per call: the next draw must see it as seen.
+class RandomStrategy : public TuningStrategy {
+ public:
+  std::vector<Point> Ask(TuningSession& s, int) override {
+    Point p = s.SampleUnseen(s.rng());
+    if (p.empty()) return {};
+    return {p};
   }
+};
+
+}  // namespace
+
+std::unique_ptr<TuningStrategy> MakeExhaustiveStrategy() {
+  return std::make_unique<ExhaustiveStrategy>();
 }
 
-Strategy StrategyByName(const std::string& name) {
-  if (name == "exhaustive") return ExhaustiveSearch;
-  if (name == "random") return RandomSearch;
-  if (name == "genetic") return GeneticSearch;
-  if (name == "annealing") return AnnealingSearch;
-  if (name == "model") return ModelSearch;
-  return {};
-}
-
-std::vector<std::string> StrategyNames() {
-  return {"exhaustive", "random", "genetic", "annealing", "model"};
+std::unique_ptr<TuningStrategy> MakeRandomStrategy() {
+  return std::make_unique<RandomStrategy>();
 }
 
 }  // namespace kf
