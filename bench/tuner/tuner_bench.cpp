@@ -6,9 +6,12 @@
 // exactly, not sampled; the last column divides random search's exact median evaluations to 95%
 // by the strategy's. With --rules DIR each strategy also runs on the space the rules leave (rules
 // tried-first points first); the optimum and every measurement stay those of the whole recorded
-// space.
+// space. --batch N asks for N points at a time and measures them before telling any (as N devices
+// would), and adds a column: the points an ask gave, on average (N at best; fewer where a strategy
+// must see results first); 1, the default, is the sequential search.
 //
-//   kf_tuner_bench [--seeds N] [--strategies a,b,...] [--budget-factor F] [--rules DIR] SPACE...
+//   kf_tuner_bench [--seeds N] [--strategies a,b,...] [--budget-factor F] [--rules DIR]
+//                  [--batch N] SPACE...
 
 #include <fmt/format.h>
 
@@ -38,6 +41,7 @@ std::string Shown(int median, int budget) {
 struct Options {
   int seeds = 20;
   double budget_factor = 1.0;
+  int batch = 1;
   std::vector<std::string> strategies = {"random", "genetic", "annealing", "model"};
   std::vector<std::string> spaces;
   std::string rules_dir;
@@ -58,6 +62,8 @@ Options Parse(int argc, char** argv) {
       o.seeds = std::atoi(next().c_str());
     } else if (a == "--budget-factor") {
       o.budget_factor = std::atof(next().c_str());
+    } else if (a == "--batch") {
+      o.batch = std::max(1, std::atoi(next().c_str()));
     } else if (a == "--rules") {
       o.rules_dir = next();
     } else if (a == "--strategies") {
@@ -68,7 +74,7 @@ Options Parse(int argc, char** argv) {
     } else if (a == "-h" || a == "--help") {
       fmt::print(
           "usage: kf_tuner_bench [--seeds N] [--strategies a,b] [--budget-factor F] [--rules DIR] "
-          "SPACE...\n");
+          "[--batch N] SPACE...\n");
       std::exit(0);
     } else {
       o.spaces.push_back(a);
@@ -76,6 +82,29 @@ Options Parse(int argc, char** argv) {
   }
   return o;
 }
+
+// Counts a session's asks under RunSession, which measures an ask's points one after another
+// before asking again: an ask begins where the points of the last one are all measured, and then
+// every point pending is one of it.
+class AskCounter : public kf::Objective {
+ public:
+  AskCounter(kf::Objective& inner, const kf::TuningSession& session)
+      : inner_(inner), session_(session) {}
+  kf::Measurement Measure(const kf::Point& p) override {
+    if (left_ == 0) {
+      ++asks;
+      left_ = session_.pending();
+    }
+    --left_;
+    return inner_.Measure(p);
+  }
+  int asks = 0;
+
+ private:
+  kf::Objective& inner_;
+  const kf::TuningSession& session_;
+  int left_ = 0;
+};
 
 }  // namespace
 
@@ -89,8 +118,10 @@ int main(int argc, char** argv) {
   if (!o.rules_dir.empty()) rules = kf::LoadRules(o.rules_dir);
   fmt::print(
       "| space | configs | cutoff | budget | strategy | rules | score | evals to 90% | 95% | 99% | "
-      "random/strategy at 95% |\n");
-  fmt::print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+      "random/strategy at 95% |{}\n",
+      o.batch > 1 ? " points per ask |" : "");
+  fmt::print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |{}\n",
+             o.batch > 1 ? " --- |" : "");
   for (const std::string& path : o.spaces) {
     auto replay = kf::ReplayObjective::Load(path);
     kf::SpaceBaseline baseline(replay->records());
@@ -106,9 +137,9 @@ int main(int argc, char** argv) {
     kf::RuledSpace ruled = kf::ApplyRules(rules, context, replay->space());
     std::vector<bool> variants = {false};
     if (!ruled.applied.empty()) variants.push_back(true);
-    fmt::print("| {} | {} | {} | {} | random, exact | none | 0.000 | {} | {} | {} | 1.00 |\n", name,
-               baseline.size(), cutoff, budget, baseline.RandomMedianEvaluationsTo(0.90), random95,
-               baseline.RandomMedianEvaluationsTo(0.99));
+    fmt::print("| {} | {} | {} | {} | random, exact | none | 0.000 | {} | {} | {} | 1.00 |{}\n",
+               name, baseline.size(), cutoff, budget, baseline.RandomMedianEvaluationsTo(0.90),
+               random95, baseline.RandomMedianEvaluationsTo(0.99), o.batch > 1 ? " |" : "");
     for (const std::string& s : o.strategies) {
       if (!kf::MakeStrategy(s)) {
         fmt::print(stderr, "unknown strategy {}\n", s);
@@ -118,13 +149,16 @@ int main(int argc, char** argv) {
         const kf::SearchSpace& space = with_rules ? ruled.space : replay->space();
         std::vector<std::vector<double>> curves;
         std::vector<int> to90, to95, to99;
+        double points_per_ask = 0;
         for (int seed = 1; seed <= o.seeds; ++seed) {
           kf::TuningSession session(space, {budget, 0}, kf::MakeStrategy(s),
                                     static_cast<uint64_t>(seed) * 7919);
           session.MeasureFirst(
               kf::StartingPoints(space, context.defaults,
                                  with_rules ? ruled.try_first : std::vector<kf::Point>{}, budget));
-          kf::RunSession(session, *replay);
+          AskCounter counter(*replay, session);
+          kf::RunSession(session, counter, o.batch);
+          points_per_ask += session.evaluations() / std::max(1.0, 1.0 * counter.asks) / o.seeds;
           curves.push_back(
               kf::BestSoFar(session.trace(), std::max(budget, cutoff), baseline.worst()));
           to90.push_back(kf::EvaluationsToFraction(session.trace(), baseline.optimum(), 0.90));
@@ -137,10 +171,11 @@ int main(int argc, char** argv) {
         std::string ratio = m95 <= budget
                                 ? fmt::format("{:.2f}", static_cast<double>(random95) / m95)
                                 : fmt::format("<{:.2f}", static_cast<double>(random95) / budget);
-        fmt::print("| {} | {} | {} | {} | {} | {} | {:.3f} | {} | {} | {} | {} |\n", name,
+        fmt::print("| {} | {} | {} | {} | {} | {} | {:.3f} | {} | {} | {} | {} |{}\n", name,
                    baseline.size(), cutoff, budget, s, rule_text,
                    kf::MethodologyScore(baseline, curves), Shown(MedianOf(to90, budget), budget),
-                   Shown(m95, budget), Shown(MedianOf(to99, budget), budget), ratio);
+                   Shown(m95, budget), Shown(MedianOf(to99, budget), budget), ratio,
+                   o.batch > 1 ? fmt::format(" {:.2f} |", points_per_ask) : "");
         std::fflush(stdout);
       }
     }
