@@ -11,30 +11,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/compile.hpp"
+#include "core/device_info.hpp"
 #include "core/kernel.hpp"
 
 namespace kf {
-
-enum class DeviceClass { kGpu, kCpu, kOther };
-std::string_view DeviceClassName(DeviceClass c);
-
-struct DeviceInfo {
-  std::string backend;  // "cuda" | "opencl"
-  int index = 0;        // within the backend
-  std::string name, vendor, driver_version, compiler_version;
-  std::string arch;  // "sm_90" for CUDA; the OpenCL C version for OpenCL
-  DeviceClass device_class = DeviceClass::kOther;
-  int compute_units = 0;
-  int64_t max_work_group_size = 0;
-  int64_t local_mem_bytes = 0;
-  int sub_group_width = 1;
-  int64_t global_mem_bytes = 0;
-  int64_t cache_bytes = 0;          // last-level cache the timer flushes (L2 on GPUs)
-  double spec_bandwidth_gbs = 0.0;  // from clocks and bus width where the driver says; 0 unknown
-
-  std::string Selector() const { return backend + ":" + std::to_string(index); }
-  Language language() const { return backend == "cuda" ? Language::kCuda : Language::kOpenCL; }
-};
 
 class [[nodiscard]] DeviceStatus {
  public:
@@ -48,25 +29,6 @@ class [[nodiscard]] DeviceStatus {
   explicit DeviceStatus(std::string m)
       : message_(m.empty() ? "unknown device error" : std::move(m)) {}
   std::string message_;
-};
-
-// A compiled kernel as bytes plus the symbol to look up (CUDA lowers C++ names).
-struct Artifact {
-  std::vector<std::byte> binary;
-  std::string symbol;
-  std::string listing;  // an intermediate text the classifier reads (PTX for CUDA), or ""
-};
-
-struct CompileResult {
-  bool ok = false;
-  Artifact artifact;
-  std::string log;
-};
-
-struct CompileRequest {
-  std::string source;
-  std::string entry;
-  std::vector<std::pair<std::string, std::string>> defines;
 };
 
 using BufferHandle = uint64_t;
@@ -164,6 +126,14 @@ class DeviceBuffer {
 // Allocates, fills and reads back a small buffer: the second half of every HealthCheck.
 DeviceStatus RoundTripProbe(Device& device);
 
+// Compiles for a device without opening it (CUDA: NVRTC for the target's architecture). Used by
+// builder processes, so compiling needs neither a device context nor the device's process.
+class Compiler {
+ public:
+  virtual ~Compiler() = default;
+  virtual CompileResult Compile(const CompileRequest& request) = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -171,6 +141,14 @@ class Backend {
   // Lists devices; when the backend is unusable here (no driver), returns none and says why.
   virtual std::vector<DeviceInfo> Enumerate(std::string* why_none) = 0;
   virtual std::unique_ptr<Device> Open(int index, std::string* error) = 0;
+  // A compiler for `target` that needs no opened device, or null (and why) when this backend
+  // compiles only where the device is (OpenCL).
+  virtual std::unique_ptr<Compiler> OfflineCompiler(const DeviceInfo& target,
+                                                    std::string* why_not) {
+    (void)target;
+    *why_not = std::string(name()) + " compiles only on an opened device";
+    return nullptr;
+  }
 };
 
 }  // namespace kf

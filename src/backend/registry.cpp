@@ -14,15 +14,6 @@
 
 namespace kf {
 
-std::string_view DeviceClassName(DeviceClass c) {
-  switch (c) {
-    case DeviceClass::kGpu: return "gpu";
-    case DeviceClass::kCpu: return "cpu";
-    case DeviceClass::kOther: return "other";
-  }
-  return "other";
-}
-
 std::vector<std::unique_ptr<Backend>> MakeBackends() {
   std::vector<std::unique_ptr<Backend>> out;
 #if KF_HAVE_CUDA
@@ -108,6 +99,50 @@ std::unique_ptr<Device> OpenDevice(std::vector<std::unique_ptr<Backend>>& backen
   }
   *error = "internal: backend vanished";
   return nullptr;
+}
+
+std::unique_ptr<Compiler> MakeOfflineCompiler(std::vector<std::unique_ptr<Backend>>& backends,
+                                              const DeviceInfo& target, std::string* why_not) {
+  for (auto& b : backends) {
+    if (b->name() == target.backend) return b->OfflineCompiler(target, why_not);
+  }
+  *why_not = "no " + target.backend + " backend in this build";
+  return nullptr;
+}
+
+std::vector<std::string> ExpandDeviceSelectors(std::vector<std::unique_ptr<Backend>>& backends,
+                                               const std::string& spec, std::string* error) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= spec.size()) {
+    size_t comma = spec.find(',', start);
+    std::string one =
+        spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    start = comma == std::string::npos ? spec.size() + 1 : comma + 1;
+    if (one.size() > 4 && one.compare(one.size() - 4, 4, ":all") == 0) {
+      std::string backend = one.substr(0, one.size() - 4);
+      size_t before = out.size();
+      for (const DeviceInfo& d : ListDevices(backends).devices) {
+        if (d.backend == backend) out.push_back(d.Selector());
+      }
+      if (out.size() == before) {
+        *error = fmt::format("'{}': no {} devices here", one, backend);
+        return {};
+      }
+    } else if (!one.empty() || spec.empty()) {
+      out.push_back(one);
+    }
+  }
+  // The same device twice would time two candidates on it at once.
+  for (size_t i = 0; i < out.size(); ++i) {
+    for (size_t j = i + 1; j < out.size(); ++j) {
+      if (!out[i].empty() && out[i] == out[j]) {
+        *error = fmt::format("'{}' is named twice in --device {}", out[i], spec);
+        return {};
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace kf

@@ -1,7 +1,8 @@
 #pragma once
 // The backends compiled into this binary, and device selection by `--device`:
 // `cuda`, `opencl`, `cuda:0`, `opencl:1`, `opencl:NAME-SUBSTRING` or `NAME-SUBSTRING`.
-// The default is the first CUDA device if there is one, else the first OpenCL device.
+// The default is the first CUDA device if there is one, else the first OpenCL device. Several:
+// `cuda:0,cuda:1`, `cuda:all`.
 
 #include <memory>
 #include <string>
@@ -24,5 +25,15 @@ DeviceListing ListDevices(std::vector<std::unique_ptr<Backend>>& backends);
 // what was found.
 std::unique_ptr<Device> OpenDevice(std::vector<std::unique_ptr<Backend>>& backends,
                                    const std::string& selector, std::string* error);
+
+// A compiler for `target` that needs no opened device (a builder process's), or null and why.
+std::unique_ptr<Compiler> MakeOfflineCompiler(std::vector<std::unique_ptr<Backend>>& backends,
+                                              const DeviceInfo& target, std::string* why_not);
+
+// `--device` for several devices: comma-separated selectors, `BACKEND:all` expanded to every
+// device of that backend (the only case that enumerates). Empty on error, with `error` set (a
+// device named twice is an error: two candidates would be timed on it at once).
+std::vector<std::string> ExpandDeviceSelectors(std::vector<std::unique_ptr<Backend>>& backends,
+                                               const std::string& spec, std::string* error);
 
 }  // namespace kf

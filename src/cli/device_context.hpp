@@ -1,10 +1,10 @@
 #pragma once
-// What tuning needs to know of the device an executor opened: its properties and the benchmark
+// What tuning needs to know of a device an executor opened: its properties and the benchmark
 // sizes as constraint variables, and the rule engine's context (op class, vendor, architecture).
 
-#include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/device_info.hpp"
 #include "core/task.hpp"
 #include "tune/rules.hpp"
 
@@ -16,8 +16,7 @@ struct DeviceContext {
   Language language = Language::kOpenCL;
 };
 
-// `info` is the executor's ready message (Supervisor::executor_info()).
-DeviceContext MakeDeviceContext(const nlohmann::json& info, const Task& task,
+DeviceContext MakeDeviceContext(const DeviceInfo& device, const Task& task,
                                 const std::string& sizes);
 
 }  // namespace kf

@@ -6,34 +6,31 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 
 #include "backend/registry.hpp"
-#include "cli/json_output.hpp"
+#include "cli/eval_command.hpp"
 #include "cli/optimize_command.hpp"
 #include "cli/tune_command.hpp"
+#include "core/codec.hpp"
 #include "core/input_error.hpp"
 #include "core/task_library.hpp"
-#include "eval/evaluator.hpp"
-#include "eval/executor.hpp"
+#include "eval/builder.hpp"
+#include "eval/executor_main.hpp"
 
 namespace {
 
 constexpr int kExitOk = 0, kExitFailure = 1, kExitBadInput = 2, kExitNoDevice = 3;
-
-class NoDevice : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 int Devices(bool json) {
   auto backends = kf::MakeBackends();
   kf::DeviceListing listing = kf::ListDevices(backends);
   if (json) {
     nlohmann::json out = {{"devices", nlohmann::json::array()}, {"notes", listing.notes}};
-    for (const auto& d : listing.devices) out["devices"].push_back(kf::DeviceJson(d));
+    for (const auto& d : listing.devices) out["devices"].push_back(kf::DeviceInfoToJson(d));
     std::cout << out.dump(2) << "\n";
   } else {
     for (const auto& d : listing.devices) {
@@ -54,7 +51,7 @@ int Tasks(bool json) {
   std::vector<kf::Task> tasks = kf::BundledTasks();
   if (json) {
     nlohmann::json out = {{"tasks", nlohmann::json::array()}};
-    for (const auto& t : tasks) out["tasks"].push_back(kf::TaskJson(t));
+    for (const auto& t : tasks) out["tasks"].push_back(kf::TaskToJson(t));
     std::cout << out.dump(2) << "\n";
   } else {
     for (const auto& t : tasks) {
@@ -70,130 +67,18 @@ int Tasks(bool json) {
   return kExitOk;
 }
 
-struct EvalArgs {
-  std::string task, kernel, device, sizes;
-  std::vector<std::string> sets;
-  int seeds = 2;
-  bool json = false;
-  bool in_process = false;
-  kf::ExecutorOptions executor;  // deadlines and limits
-};
-
-std::string FormatMs(const std::optional<kf::TimingStats>& t) {
-  if (!t) return "-";
-  return fmt::format("{:.4f} ms (min {:.4f}, max {:.4f}, {} runs)", t->median_ms, t->min_ms,
-                     t->max_ms, t->runs);
-}
-
-kf::Config ParseSets(const kf::Kernel& kernel, const std::vector<std::string>& sets) {
-  kf::Config overrides;
-  for (const std::string& s : sets) {
-    size_t eq = s.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw kf::InputError("--set", 0, s, "expected NAME=VALUE");
-    overrides[s.substr(0, eq)] = s.substr(eq + 1);
-  }
-  return kernel.ResolveConfig(overrides);
-}
-
-void CheckLanguage(const kf::Kernel& kernel, kf::Language device_language,
-                   const std::string& device) {
-  if (device_language != kernel.language) {
-    throw kf::InputError(kernel.path, 0, "language",
-                         fmt::format("a {} kernel cannot run on {}; pick a device with --device",
-                                     kf::LanguageName(kernel.language), device));
-  }
-}
-
-void PrintEvaluation(const kf::Evaluation& ev, double peak_gbs, const std::string& peak_source) {
-  fmt::print("status      {}{}\n", kf::StatusName(ev.status),
-             ev.reason.empty() ? "" : ": " + ev.reason);
-  fmt::print("device      {}\n", ev.device);
-  fmt::print("config      {}\n", kf::ConfigToString(ev.config));
-  fmt::print("errors      max abs {:.3g}, max rel {:.3g}, bad ratio {:.3g}, NaN {}\n",
-             ev.max_abs_err, ev.max_rel_err, ev.bad_ratio, ev.nan_count);
-  if (ev.time) {
-    fmt::print("time        {}  at sizes '{}'\n", FormatMs(ev.time), ev.bench_sizes);
-    fmt::print("baseline    {}\n", FormatMs(ev.baseline_time));
-    if (ev.speedup)
-      fmt::print("speedup     {:.3f}x over the baseline (same process, interleaved)\n",
-                 *ev.speedup);
-    if (ev.bandwidth_gbs) {
-      fmt::print("bandwidth   {:.1f} GB/s", *ev.bandwidth_gbs);
-      if (ev.roofline_fraction) {
-        fmt::print(" = {:.1f}% of {:.1f} GB/s ({})", 100 * *ev.roofline_fraction, peak_gbs,
-                   peak_source);
-      }
-      fmt::print("\n");
-    }
-  }
-  for (const auto& h : ev.hints) fmt::print("hint        {}\n", h);
-  if (ev.status == kf::Status::kCompileError && !ev.compile_log.empty())
-    fmt::print("compiler log:\n{}\n", ev.compile_log);
-}
-
-// Debugging path: the evaluator runs in this process, with no isolation.
-int EvalInProcess(const EvalArgs& a, const kf::Task& task) {
-  auto backends = kf::MakeBackends();
-  std::string error;
-  std::unique_ptr<kf::Device> device = kf::OpenDevice(backends, a.device, &error);
-  if (!device) throw NoDevice(error);
-  kf::Kernel kernel =
-      kf::LoadKernelFile(kf::ResolveTaskKernel(task, a.kernel, device->info().language()));
-  kf::Config config = ParseSets(kernel, a.sets);
-  CheckLanguage(kernel, device->info().language(), device->info().Selector());
-  kf::CompileCache cache(kf::DefaultCacheDir());
-  kf::EvalOptions options;
-  options.bench_sizes = a.sizes;
-  options.check_seeds = a.seeds;
-  kf::Evaluator evaluator(*device, task, cache, options);
-  kf::Evaluation ev = evaluator.Evaluate(kernel, config);
-  if (a.json) {
-    std::cout << kf::EvaluationToJson(ev).dump(2) << "\n";
-  } else {
-    PrintEvaluation(ev, evaluator.peak_bandwidth().gbs, evaluator.peak_bandwidth().source);
-  }
-  return kExitOk;
-}
-
 std::string SelfPath() {
   std::error_code ec;
   std::filesystem::path p = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ec ? "kfoundry" : p.string();
 }
 
-int Eval(const EvalArgs& a) {
-  kf::Task task = kf::FindTask(a.task);
-  if (a.in_process) return EvalInProcess(a, task);
-  kf::ExecutorOptions o = kf::Aimed(a.executor, SelfPath(), task.dir, a.device, a.sizes);
-  o.seeds = a.seeds;
-  kf::Supervisor supervisor(o);  // opens the device in the executor, never here
-  const nlohmann::json& info = supervisor.executor_info();
-  kf::Language lang =
-      info.value("backend", "") == "cuda" ? kf::Language::kCuda : kf::Language::kOpenCL;
-  std::string kernel_path = kf::ResolveTaskKernel(task, a.kernel, lang);
-  kf::Kernel kernel = kf::LoadKernelFile(kernel_path);
-  kf::Config config = ParseSets(kernel, a.sets);
-  CheckLanguage(kernel, lang, info.value("device", ""));
-  if (!a.json) fmt::print(stderr, "evaluating {} on {}\n", kernel_path, info.value("device", ""));
-  kf::Evaluation ev = supervisor.Evaluate(kernel, config);
-  if (a.json) {
-    nlohmann::json out = kf::EvaluationToJson(ev);
-    out["executor"] = supervisor.counters().ToJson();
-    std::cout << out.dump(2) << "\n";
-  } else {
-    PrintEvaluation(ev, info.value("peak_gbs", 0.0), info.value("peak_source", ""));
-  }
-  return kExitOk;
-}
-
-int Executor(const kf::ExecutorArgs& args) {
-  return kf::RunExecutor(args);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A worker or a proposer command that exits without reading its input must not take kfoundry
+  // with it: writes to it fail with EPIPE instead, and the caller turns that into a verdict.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"KernelFoundry: finds fast, correct GPU kernels for a task on a device"};
   app.require_subcommand(1);
   bool json = false;
@@ -205,7 +90,7 @@ int main(int argc, char** argv) {
   CLI::App* tasks = app.add_subcommand("tasks", "List the bundled task library");
   tasks->add_flag("--json", json, "Print one JSON object on stdout");
 
-  EvalArgs eval_args;
+  kf::EvalArgs eval_args;
   CLI::App* eval = app.add_subcommand(
       "eval", "Compile, check and time one kernel against a task's reference and baseline");
   eval->add_option("TASK", eval_args.task, "A task folder or the name of a bundled task")
@@ -259,7 +144,9 @@ int main(int argc, char** argv) {
   tune->add_option("--time-budget", tune_args.seconds, "Seconds to spend (0 = no limit)");
   tune->add_option("--seed", tune_args.seed, "Random seed (the search is deterministic for a seed)")
       ->capture_default_str();
-  tune->add_option("--device", tune_args.device, "Device selector, as for eval");
+  tune->add_option("--device", tune_args.device,
+                   "Device selector, as for eval; several run configurations side by side: "
+                   "cuda:0,cuda:1 or cuda:all");
   tune->add_option("--sizes", tune_args.sizes, "Benchmark size set to time");
   tune->add_option("--record", tune_args.record,
                    "Write every measurement to this file in Kernel Tuner's cache format");
@@ -273,9 +160,9 @@ int main(int argc, char** argv) {
   kf::OptimizeArgs opt;
   CLI::App* optimize = app.add_subcommand(
       "optimize",
-      "Search the space of kernels for the fastest correct one (MAP-Elites over the task's "
-      "templates and their mutations, each template tuned), recorded in a store so a killed run "
-      "resumes");
+      "Search the space of kernels for the fastest correct one (MAP-Elites over what the proposer "
+      "writes, each template tuned, several proposals and devices at once), recorded in a store "
+      "so a killed run resumes");
   optimize->add_option("TASK", opt.task, "A task folder or the name of a bundled task");
   optimize->add_option("--budget", opt.budget, "Evaluations to spend, the baseline's included")
       ->capture_default_str()
@@ -286,7 +173,28 @@ int main(int argc, char** argv) {
                    "Evaluations the tuner spends on each proposed template")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
-  optimize->add_option("--proposer", opt.proposer, "Where kernels come from: builtin")
+  optimize
+      ->add_option("--proposer", opt.proposer,
+                   "Where kernels come from: builtin (the task's templates and source mutations) "
+                   "or command (an executable: --proposer-cmd)")
+      ->capture_default_str();
+  optimize->add_option("--proposer-cmd", opt.proposer_cmd,
+                       "For --proposer command: \"PROGRAM ARGS\", run by /bin/sh -c once per "
+                       "proposal; reads a JSON request on stdin, writes a kernel on stdout "
+                       "(docs/proposers.md)");
+  optimize
+      ->add_option("--proposer-timeout", opt.proposer_timeout_s,
+                   "Seconds a proposer reply may take before it is a bad reply")
+      ->capture_default_str();
+  optimize
+      ->add_option("--in-flight", opt.in_flight,
+                   "Proposals out at once (1 keeps one order for a seed)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  optimize
+      ->add_option("--build-jobs", opt.build_jobs,
+                   "Builder processes compiling offline where the backend can (CUDA): 0 = one "
+                   "per core, -1 = none (compile in the executor)")
       ->capture_default_str();
   optimize
       ->add_option("--selection", opt.selection,
@@ -294,7 +202,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   optimize->add_option("--strategy", opt.strategy,
                        "Tuning strategy for each template (default: model)");
-  optimize->add_option("--device", opt.device, "Device selector, as for eval");
+  optimize->add_option("--device", opt.device,
+                       "Device selector, as for eval; several devices, one runner each: "
+                       "cuda:0,cuda:1 or cuda:all (each candidate is timed against the baseline "
+                       "on the device that ran it)");
   optimize->add_option("--sizes", opt.sizes, "Benchmark size set to time");
   optimize->add_option("--store", opt.store, "Where the run is recorded: sqlite:PATH")
       ->capture_default_str();
@@ -312,14 +223,11 @@ int main(int argc, char** argv) {
       ->add_option("--out", opt.out_dir,
                    "Folder for the best kernel's source (OUT/RUN/best.cu|.cl)")
       ->capture_default_str();
-  optimize
-      ->add_option("--compile-ahead", opt.compile_ahead,
-                   "Compile the next candidates in a second executor while one is timed: "
-                   "auto (on GPUs), on, off")
-      ->capture_default_str();
   optimize->add_flag("--no-rules", opt.no_rules, "Apply no hardware rules when tuning");
   optimize->add_option("--rules", opt.rules_dir, "Folder of rule files");
   optimize->add_option("--launch-floor", opt.executor.launch_floor_s, "As for eval");
+  optimize->add_option("--compile-timeout", opt.executor.compile_timeout_s, "As for eval")
+      ->capture_default_str();
   optimize->add_flag("--json", opt.json, "Print one JSON object on stdout (progress on stderr)");
 
   kf::ExecutorArgs exec_args;
@@ -339,6 +247,12 @@ int main(int argc, char** argv) {
   executor->add_option("--limit-cpu-s", exec_args.options.cpu_seconds);
   executor->add_option("--parent", exec_args.parent);
 
+  kf::BuilderArgs builder_args;
+  CLI::App* builder = app.add_subcommand("builder", "Internal: a compile process of the pool");
+  builder->group("");  // hidden from --help
+  builder->add_option("--target", builder_args.target_json)->required();
+  builder->add_option("--parent", builder_args.parent);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -349,19 +263,17 @@ int main(int argc, char** argv) {
   try {
     if (*devices) return Devices(json);
     if (*tasks) return Tasks(json);
-    if (*eval) return Eval(eval_args);
-    if (*executor) return Executor(exec_args);
+    if (*eval) return kf::RunEval(eval_args, SelfPath());
+    if (*executor) return kf::RunExecutor(exec_args);
+    if (*builder) return kf::RunBuilder(builder_args);
     if (*tune) return kf::RunTune(tune_args, SelfPath());
     if (*optimize) return kf::RunOptimize(opt, SelfPath());
-  } catch (const kf::ExecutorError& e) {
+  } catch (const kf::WorkerError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return e.exit_code();
   } catch (const kf::InputError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return kExitBadInput;
-  } catch (const NoDevice& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return kExitNoDevice;
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return kExitFailure;

@@ -7,43 +7,56 @@
 #include <cstdio>
 #include <iostream>
 
+#include "backend/registry.hpp"
 #include "cli/device_context.hpp"
-#include "core/evaluation_json.hpp"
+#include "core/codec.hpp"
 #include "core/input_error.hpp"
 #include "core/task_library.hpp"
-#include "tune/live_objective.hpp"
+#include "eval/judge.hpp"
 #include "tune/rules.hpp"
 #include "tune/strategy.hpp"
+#include "tune/tune_template.hpp"
 
 namespace kf {
 
 namespace {
 
 // Progress on stderr: a rewritten line on a terminal, a line every 10 evaluations otherwise.
-class Progress : public Objective {
+class ProgressLine {
  public:
-  Progress(Objective& inner, int budget, bool quiet)
-      : inner_(inner), budget_(budget), quiet_(quiet), tty_(isatty(2)) {}
-  Measurement Measure(const Point& p) override {
-    Measurement m = inner_.Measure(p);
+  ProgressLine(int total, bool quiet) : total_(total), quiet_(quiet), tty_(isatty(2)) {}
+  void Add(const Measurement& m) {
     ++done_;
     if (m.ok && (best_ < 0 || m.time_ms < best_)) best_ = m.time_ms;
-    if (!quiet_ && (tty_ || done_ % 10 == 0 || done_ == budget_)) {
-      fmt::print(stderr, "{}tune: {}/{} evaluated, best {} {}", tty_ ? "\r" : "", done_, budget_,
+    if (!quiet_ && (tty_ || done_ % 10 == 0 || done_ == total_)) {
+      fmt::print(stderr, "{}tune: {}/{} evaluated, best {} {}", tty_ ? "\r" : "", done_, total_,
                  best_ < 0 ? std::string("none yet") : fmt::format("{:.4f} ms", best_),
                  tty_ ? "   " : "\n");
     }
-    return m;
   }
   void Finish() const {
-    if (!quiet_ && tty_) fmt::print(stderr, "\n");
+    if (!quiet_ && tty_ && done_ > 0) fmt::print(stderr, "\n");
+  }
+
+ private:
+  int total_, done_ = 0;
+  double best_ = -1;
+  bool quiet_, tty_;
+};
+
+// The replay objective seen through the progress line.
+class Reporting : public Objective {
+ public:
+  Reporting(Objective& inner, ProgressLine& line) : inner_(inner), line_(line) {}
+  Measurement Measure(const Point& p) override {
+    Measurement m = inner_.Measure(p);
+    line_.Add(m);
+    return m;
   }
 
  private:
   Objective& inner_;
-  int budget_, done_ = 0;
-  double best_ = -1;
-  bool quiet_, tty_;
+  ProgressLine& line_;
 };
 
 nlohmann::json TraceJson(const SearchSpace& space, const std::vector<TraceEntry>& trace) {
@@ -67,134 +80,176 @@ std::vector<const TraceEntry*> Ranked(const std::vector<TraceEntry>& trace) {
   return ok;
 }
 
-}  // namespace
-
-int RunTune(TuneArgs a, const std::string& self) {
-  std::unique_ptr<TuningStrategy> strategy =
-      MakeStrategy(a.strategy.empty() ? kDefaultStrategy : a.strategy);
-  if (!strategy) {
-    std::string names;
-    for (const auto& n : StrategyNames()) names += " " + n;
-    throw InputError("--strategy", 0, a.strategy, "unknown strategy (known:" + names + ")");
-  }
-  if (a.strategy.empty()) a.strategy = kDefaultStrategy;
-  TuneBudget budget{a.budget, a.seconds};
-
-  std::unique_ptr<ReplayObjective> replay;
-  std::unique_ptr<Supervisor> supervisor;
-  std::unique_ptr<Kernel> kernel;
-  std::unique_ptr<LiveObjective> live;
-  std::unique_ptr<SearchSpace> live_space;
-  const SearchSpace* space = nullptr;
-  Objective* objective = nullptr;
+// What both paths report: the space, the session's trace, and (live) the verdicts by config.
+struct TuneOutcome {
   std::string name;
-  RuleContext context;
-  if (!a.replay.empty()) {
-    replay = ReplayObjective::Load(a.replay);
-    space = &replay->space();
-    objective = replay.get();
-    name =
-        fmt::format("replay {} ({} on {})", a.replay, replay->kernel_name(), replay->device_name());
-    context = RecordedSpaceContext(*replay, a.replay);
-  } else {
-    if (a.task.empty() || a.kernel.empty())
-      throw InputError("tune", 0, "TASK KERNEL", "give TASK and KERNEL, or --replay SPACE");
-    Task task = FindTask(a.task);
-    supervisor = std::make_unique<Supervisor>(Aimed(a.executor, self, task.dir, a.device, a.sizes));
-    DeviceContext device = MakeDeviceContext(supervisor->executor_info(), task, a.sizes);
-    kernel = std::make_unique<Kernel>(
-        LoadKernelFile(ResolveTaskKernel(task, a.kernel, device.language)));
-    if (kernel->params.empty())
-      throw InputError(a.kernel, 0, "@param", "the kernel has no tunable parameters");
-    // Constraints see the device's properties, as the evaluator's do.
-    live_space = std::make_unique<SearchSpace>(SearchSpace::FromKernel(*kernel, device.env));
-    context = device.context;
-    context.source = kernel->source;
-    context.defaults = kernel->ResolveConfig({});
-    space = live_space.get();
-    live = std::make_unique<LiveObjective>(*supervisor, *kernel, *space);
-    objective = live.get();
-    name = fmt::format("{} on {}", a.kernel, supervisor->executor_info().value("device", ""));
-  }
-  // Rules narrow the space and say what to try first, before any evaluation is spent.
-  std::unique_ptr<RuledSpace> ruled;
-  if (!a.no_rules) {
-    std::string dir = a.rules_dir.empty() ? DefaultRulesDir() : a.rules_dir;
-    ruled = std::make_unique<RuledSpace>(ApplyRules(LoadRules(dir), context, *space));
-    space = &ruled->space;
-  }
-  if (!a.json) {
-    fmt::print(stderr, "tuning {}: {} valid configurations, strategy {}, budget {}, seed {}\n",
-               name, space->size(), a.strategy, a.budget, a.seed);
-    if (ruled) {
-      for (const std::string& r : ruled->applied) fmt::print(stderr, "rule: {}\n", r);
-      for (const std::string& h : ruled->hints) fmt::print(stderr, "hint: {}\n", h);
-    }
-  }
-  Progress progress(*objective, std::min<int>(a.budget, static_cast<int>(space->size())), a.json);
-  TuningSession session(*space, budget, std::move(strategy), a.seed);
-  session.MeasureFirst(StartingPoints(*space, context.defaults,
-                                      ruled ? ruled->try_first : std::vector<Point>{}, a.budget));
-  RunSession(session, progress);
-  progress.Finish();
+  const SearchSpace* space = nullptr;
+  const TuningSession* session = nullptr;
+  std::vector<std::string> applied, hints;
+  std::map<Config, Evaluation> verdicts;  // live only
+  nlohmann::json executor;                // live only
+};
 
-  if (!a.record.empty()) {
-    std::map<Point, Measurement> records;
-    for (const TraceEntry& e : session.trace()) records[e.point] = e.result;
-    WriteKernelTunerCache(
-        a.record, *space, records, kernel ? kernel->entry : replay->kernel_name(),
-        supervisor ? supervisor->executor_info().value("device", "") : replay->device_name(),
-        RuleContextToJson(context));
-  }
-
-  const TraceEntry* best = session.best();
-  std::vector<const TraceEntry*> ranked = Ranked(session.trace());
+int Report(const TuneArgs& a, const TuneOutcome& o) {
+  const TraceEntry* best = o.session->best();
+  std::vector<const TraceEntry*> ranked = Ranked(o.session->trace());
+  const SearchSpace& space = *o.space;
   if (a.json) {
     nlohmann::json out;
-    out["run"] = name;
+    out["run"] = o.name;
     out["strategy"] = a.strategy;
     out["seed"] = a.seed;
-    out["space_size"] = space->size();
-    out["rules"] = ruled ? nlohmann::json(ruled->applied) : nlohmann::json::array();
-    out["hints"] = ruled ? nlohmann::json(ruled->hints) : nlohmann::json::array();
-    out["evaluations"] = session.evaluations();
-    out["trace"] = TraceJson(*space, session.trace());
+    out["space_size"] = space.size();
+    out["rules"] = o.applied;
+    out["hints"] = o.hints;
+    out["evaluations"] = o.session->evaluations();
+    out["trace"] = TraceJson(space, o.session->trace());
     out["archive"] = nlohmann::json::array();
     if (!best) {
       out["best"] = nullptr;
-    } else if (live) {
-      out["best"] = EvaluationToJson(live->evaluations().at(best->point));
+    } else if (!o.verdicts.empty()) {
+      out["best"] = EvaluationToJson(o.verdicts.at(space.ToConfig(best->point)));
     } else {
       out["best"] = {{"status", "ok"},
-                     {"config", ConfigToJson(space->ToConfig(best->point))},
+                     {"config", ConfigToJson(space.ToConfig(best->point))},
                      {"time_ms", {{"median", best->result.time_ms}}}};
     }
-    if (supervisor) out["executor"] = supervisor->counters().ToJson();
+    if (!o.executor.is_null()) out["executor"] = o.executor;
     std::cout << out.dump(2) << "\n";
     return 0;
   }
   if (!best) {
-    fmt::print("no configuration succeeded in {} evaluations\n", session.evaluations());
+    fmt::print("no configuration succeeded in {} evaluations\n", o.session->evaluations());
     return 0;
   }
   fmt::print("best        {}  {:.4f} ms  (after {} evaluations)\n",
-             ConfigToString(space->ToConfig(best->point)), best->result.time_ms,
-             session.evaluations());
-  if (live) {
-    const Evaluation& ev = live->evaluations().at(best->point);
+             ConfigToString(space.ToConfig(best->point)), best->result.time_ms,
+             o.session->evaluations());
+  if (!o.verdicts.empty()) {
+    const Evaluation& ev = o.verdicts.at(space.ToConfig(best->point));
     if (ev.speedup)
-      fmt::print("speedup     {:.3f}x over the baseline (same process)\n", *ev.speedup);
+      fmt::print("speedup     {:.3f}x over the baseline (same process, {})\n", *ev.speedup,
+                 ev.device);
     if (ev.bandwidth_gbs) fmt::print("bandwidth   {:.1f} GB/s\n", *ev.bandwidth_gbs);
   }
   fmt::print("top:\n");
   for (size_t i = 0; i < std::min<size_t>(5, ranked.size()); ++i) {
     fmt::print("  {:.4f} ms  {}\n", ranked[i]->result.time_ms,
-               ConfigToString(space->ToConfig(ranked[i]->point)));
+               ConfigToString(space.ToConfig(ranked[i]->point)));
   }
   int failed = 0;
-  for (const TraceEntry& e : session.trace()) failed += !e.result.ok;
-  if (failed) fmt::print("{} of {} configurations failed\n", failed, session.evaluations());
+  for (const TraceEntry& e : o.session->trace()) failed += !e.result.ok;
+  if (failed) fmt::print("{} of {} configurations failed\n", failed, o.session->evaluations());
   return 0;
+}
+
+void Announce(const TuneArgs& a, const TuneOutcome& o) {
+  if (a.json) return;
+  fmt::print(stderr, "tuning {}: {} valid configurations, strategy {}, budget {}, seed {}\n",
+             o.name, o.space->size(), a.strategy, a.budget, a.seed);
+  for (const std::string& r : o.applied) fmt::print(stderr, "rule: {}\n", r);
+  for (const std::string& h : o.hints) fmt::print(stderr, "hint: {}\n", h);
+}
+
+int RunReplay(const TuneArgs& a) {
+  std::unique_ptr<ReplayObjective> replay = ReplayObjective::Load(a.replay);
+  TuneOutcome o;
+  o.name =
+      fmt::format("replay {} ({} on {})", a.replay, replay->kernel_name(), replay->device_name());
+  RuleContext context = RecordedSpaceContext(*replay, a.replay);
+  std::unique_ptr<RuledSpace> ruled;
+  const SearchSpace* space = &replay->space();
+  std::vector<Point> try_first;
+  if (!a.no_rules) {
+    ruled = std::make_unique<RuledSpace>(ApplyRules(
+        LoadRules(a.rules_dir.empty() ? DefaultRulesDir() : a.rules_dir), context, *space));
+    space = &ruled->space;
+    o.applied = ruled->applied;
+    o.hints = ruled->hints;
+    try_first = ruled->try_first;
+  }
+  o.space = space;
+  Announce(a, o);
+  TuningSession session(*space, {a.budget, a.seconds}, MakeStrategy(a.strategy), a.seed);
+  session.MeasureFirst(StartingPoints(*space, context.defaults, try_first, a.budget));
+  ProgressLine line(std::min<int>(a.budget, static_cast<int>(space->size())), a.json);
+  Reporting reporting(*replay, line);
+  RunSession(session, reporting);
+  line.Finish();
+  o.session = &session;
+  if (!a.record.empty()) {
+    std::map<Point, Measurement> records;
+    for (const TraceEntry& e : session.trace()) records[e.point] = e.result;
+    WriteKernelTunerCache(a.record, *space, records, replay->kernel_name(), replay->device_name(),
+                          RuleContextToJson(context));
+  }
+  return Report(a, o);
+}
+
+int RunLive(const TuneArgs& a, const std::string& self) {
+  if (a.task.empty() || a.kernel.empty())
+    throw InputError("tune", 0, "TASK KERNEL", "give TASK and KERNEL, or --replay SPACE");
+  Task task = FindTask(a.task);
+  JudgeOptions options;
+  options.executor = Aimed(a.executor, self, task.dir, "", a.sizes);
+  auto backends = MakeBackends();
+  std::string error;
+  options.devices = ExpandDeviceSelectors(backends, a.device, &error);
+  if (options.devices.empty()) throw InputError("--device", 0, a.device, error);
+  DeviceJudge judge(task, options);
+  const DeviceInfo& first = judge.info().device;
+  DeviceContext device = MakeDeviceContext(first, task, a.sizes);
+  Kernel kernel = LoadKernelFile(ResolveTaskKernel(task, a.kernel, device.language));
+  if (kernel.params.empty())
+    throw InputError(a.kernel, 0, "@param", "the kernel has no tunable parameters");
+  std::vector<Rule> rules;
+  if (!a.no_rules) rules = LoadRules(a.rules_dir.empty() ? DefaultRulesDir() : a.rules_dir);
+  TuneSettings settings;
+  settings.device_env = device.env;  // constraints see the device's properties, as the judge's do
+  settings.context = device.context;
+  settings.rules = a.no_rules ? nullptr : &rules;
+  settings.strategy = a.strategy;
+  settings.budget = {a.budget, a.seconds};
+  settings.seed = a.seed;
+  TuneTemplate tuning(kernel, settings);
+  TuneOutcome o;
+  std::string devices;
+  for (int i = 0; i < judge.runner_count(); ++i)
+    devices += (i ? ", " : "") + judge.info(i).device.Label();
+  o.name = fmt::format("{} on {}", a.kernel, devices);
+  o.space = tuning.space();
+  o.applied = tuning.rules_applied();
+  o.hints = tuning.hints();
+  Announce(a, o);
+  ProgressLine line(std::min<int>(a.budget, static_cast<int>(o.space->size())), a.json);
+  DriveTuning(tuning, kernel, judge, [&](const Config& config, const JudgeResult& r) {
+    o.verdicts[config] = r.evaluation;
+    line.Add(MeasurementOf(r.evaluation));
+  });
+  line.Finish();
+  o.session = tuning.session();
+  o.executor = judge.counters().ToJson();
+  if (!a.record.empty()) {
+    std::map<Point, Measurement> records;
+    for (const TraceEntry& e : o.session->trace()) records[e.point] = e.result;
+    RuleContext context = device.context;
+    context.defaults = kernel.ResolveConfig({});
+    WriteKernelTunerCache(a.record, *o.space, records, kernel.entry, first.Label(),
+                          RuleContextToJson(context));
+  }
+  return Report(a, o);
+}
+
+}  // namespace
+
+int RunTune(TuneArgs a, const std::string& self) {
+  if (a.strategy.empty()) a.strategy = kDefaultStrategy;
+  if (!MakeStrategy(a.strategy)) {
+    std::string names;
+    for (const auto& n : StrategyNames()) names += " " + n;
+    throw InputError("--strategy", 0, a.strategy, "unknown strategy (known:" + names + ")");
+  }
+  return a.replay.empty() ? RunLive(a, self) : RunReplay(a);
 }
 
 }  // namespace kf

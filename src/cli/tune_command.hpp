@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "eval/executor.hpp"
+#include "eval/supervisor.hpp"
 
 namespace kf {
 

@@ -42,8 +42,7 @@ double MeasureCopyBandwidth(Device& device, const CompileCache& cache, size_t by
                             std::string* error) {
   const DeviceInfo& info = device.info();
   CompileRequest req{info.backend == "cuda" ? kCopyCuda : kCopyOpenCL, "kf_copy", {}};
-  bool hit = false;
-  CompileResult compiled = CompileCached(device, cache, req, &hit);
+  CompileResult compiled = CompileCached(device, cache, req);
   if (!compiled.ok) {
     *error = "copy kernel failed to compile: " + compiled.log;
     return 0;

@@ -96,20 +96,36 @@ void CompileCache::Put(const std::string& key, const Artifact& artifact) const {
   if (ec) fs::remove(tmp, ec);
 }
 
-CompileResult CompileCached(Device& device, const CompileCache& cache,
-                            const CompileRequest& request, bool* hit) {
-  std::string key = cache.Key(device.info(), request);
+namespace {
+
+template <typename CompileFn>
+CompileResult Through(const CompileCache& cache, const DeviceInfo& target,
+                      const CompileRequest& request, CompileFn&& compile) {
+  std::string key = cache.Key(target, request);
   if (auto artifact = cache.Get(key)) {
-    *hit = true;
     CompileResult r;
     r.ok = true;
+    r.cache_hit = true;
     r.artifact = std::move(*artifact);
     return r;
   }
-  *hit = false;
-  CompileResult r = device.Compile(request);
+  CompileResult r = compile(request);
   if (r.ok) cache.Put(key, r.artifact);
   return r;
+}
+
+}  // namespace
+
+CompileResult CompileCached(Device& device, const CompileCache& cache,
+                            const CompileRequest& request) {
+  return Through(cache, device.info(), request,
+                 [&](const CompileRequest& r) { return device.Compile(r); });
+}
+
+CompileResult CompileCached(Compiler& compiler, const DeviceInfo& target, const CompileCache& cache,
+                            const CompileRequest& request) {
+  return Through(cache, target, request,
+                 [&](const CompileRequest& r) { return compiler.Compile(r); });
 }
 
 }  // namespace kf

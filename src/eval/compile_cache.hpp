@@ -27,8 +27,12 @@ class CompileCache {
   std::string dir_;
 };
 
-// Compiles through the cache; `hit` says whether the artifact came from it.
+// Compiles through the cache (the result's cache_hit says whether the artifact came from it): on
+// an opened device, or with an offline compiler for `target` (the same key either way, so a
+// builder's artifact is found by the executor and the other way round).
 CompileResult CompileCached(Device& device, const CompileCache& cache,
-                            const CompileRequest& request, bool* hit);
+                            const CompileRequest& request);
+CompileResult CompileCached(Compiler& compiler, const DeviceInfo& target, const CompileCache& cache,
+                            const CompileRequest& request);
 
 }  // namespace kf

@@ -6,10 +6,10 @@
 #include <chrono>
 #include <filesystem>
 
-#include "core/evaluation_json.hpp"
+#include "core/codec.hpp"
 #include "core/input_error.hpp"
 #include "core/toml_file.hpp"
-#include "eval/executor.hpp"
+#include "eval/judge.hpp"
 
 namespace kf {
 
@@ -72,13 +72,15 @@ std::string CheckVerdict(const CorpusEntry& entry, const Evaluation& ev) {
   return "";
 }
 
-StreamResult RunStream(Supervisor& supervisor, const std::vector<StreamItem>& items) {
+StreamResult RunStream(Judge& judge, const std::vector<StreamItem>& items) {
   using Clock = std::chrono::steady_clock;
   StreamResult result;
   Clock::time_point start = Clock::now();
   for (const StreamItem& item : items) {
     Clock::time_point t0 = Clock::now();
-    Evaluation ev = supervisor.Evaluate(item.kernel, item.config);
+    JudgeResult r = judge.Evaluate({item.kernel, item.config});
+    if (!r.tool_error.empty()) throw std::runtime_error(r.tool_error);
+    const Evaluation& ev = r.evaluation;
     double s = std::chrono::duration<double>(Clock::now() - t0).count();
     std::string status(StatusName(ev.status));
     ++result.count_by_status[status];

@@ -25,8 +25,8 @@ std::vector<CorpusEntry> LoadCorpus(const std::string& manifest, Language langua
 // "" when `ev` is the verdict `entry` requires, else what is wrong.
 std::string CheckVerdict(const CorpusEntry& entry, const Evaluation& ev);
 
-// A stream of candidates through one supervisor, as a search would send them: each item is a
-// corpus kernel that must get its verdict, or a good kernel (no entry) that must be `ok`.
+// A stream of candidates through the judge, one after another, as a search would send them: each
+// item is a corpus kernel that must get its verdict, or a good kernel (no entry) that must be `ok`.
 struct StreamItem {
   Kernel kernel;
   Config config;
@@ -41,7 +41,7 @@ struct StreamResult {
   double wall_s = 0;
 };
 
-class Supervisor;
-StreamResult RunStream(Supervisor& supervisor, const std::vector<StreamItem>& items);
+class Judge;
+StreamResult RunStream(Judge& judge, const std::vector<StreamItem>& items);
 
 }  // namespace kf

@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <cstring>
 
 #include "core/input_error.hpp"
 #include "eval/compare.hpp"
 #include "eval/hints.hpp"
-#include "eval/inputs.hpp"
+#include "eval/precheck.hpp"
+#include "eval/workspace.hpp"
 
 namespace kf {
 
@@ -20,163 +20,11 @@ struct Evaluator::Prepared {
 
 namespace {
 
-// Device buffers and host copies of every argument at one size set.
-struct Workspace {
-  Env env;
-  std::vector<HostBuffer> host;      // per argument (empty for scalars)
-  std::vector<DeviceBuffer> device;  // per argument (empty for scalars)
-  std::vector<KernelArg> args;
-  std::vector<uint64_t> input_sums;  // per argument, inputs only
-};
-
-// A failure of the harness or of the device underneath, not of the candidate.
-class ToolError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-void Must(const DeviceStatus& s, const char* what) {
-  if (!s.ok()) throw ToolError(fmt::format("{}: {}", what, s.message()));
-}
-
-Workspace MakeWorkspace(Device& device, const Task& task, const Sizes& sizes, uint64_t seed) {
-  Workspace ws;
-  ws.env = SizesEnv(sizes);
-  for (size_t i = 0; i < task.args.size(); ++i) {
-    const ArgSpec& a = task.args[i];
-    KernelArg arg{};
-    if (!a.is_buffer) {
-      double v = a.value.Eval(ws.env);
-      switch (a.dtype) {
-        case DType::kI64:
-          arg.kind = KernelArg::Kind::kI64;
-          arg.i64 = static_cast<int64_t>(v);
-          break;
-        case DType::kF32:
-          arg.kind = KernelArg::Kind::kF32;
-          arg.f32 = static_cast<float>(v);
-          break;
-        case DType::kF64:
-          arg.kind = KernelArg::Kind::kF64;
-          arg.f64 = v;
-          break;
-        default:
-          arg.kind = KernelArg::Kind::kI32;
-          arg.i32 = static_cast<int32_t>(v);
-          break;
-      }
-      ws.host.emplace_back();
-      ws.device.emplace_back();
-      ws.input_sums.push_back(0);
-      ws.args.push_back(arg);
-      continue;
-    }
-    HostBuffer h;
-    if (a.role == ArgRole::kOut) {
-      h.dtype = a.dtype;
-      h.count = static_cast<size_t>(ElementCount(a, ws.env));
-      h.bytes.resize(h.count * DTypeSize(a.dtype));
-    } else {
-      h = GenerateInput(a, ws.env, seed + 7919 * i);
-    }
-    BufferHandle handle = 0;
-    size_t bytes = std::max<size_t>(h.bytes.size(), 4);
-    Must(device.Alloc(bytes, &handle), "allocating a buffer");
-    ws.device.emplace_back(&device, handle, bytes);
-    ws.input_sums.push_back(a.role == ArgRole::kOut ? 0 : Checksum(h.bytes));
-    ws.host.push_back(std::move(h));
-    arg.kind = KernelArg::Kind::kBuffer;
-    arg.buffer = handle;
-    ws.args.push_back(arg);
-  }
-  return ws;
-}
-
-// Draws fresh inputs into an existing workspace (same device buffers).
-void RefillInputs(const Task& task, Workspace& ws, uint64_t seed) {
-  for (size_t i = 0; i < task.args.size(); ++i) {
-    const ArgSpec& a = task.args[i];
-    if (!a.is_buffer || a.role == ArgRole::kOut) continue;
-    ws.host[i] = GenerateInput(a, ws.env, seed + 7919 * i);
-    ws.input_sums[i] = Checksum(ws.host[i].bytes);
-  }
-}
-
-// Elements of the outputs that differ bit for bit between two launches.
-int64_t DifferingElements(const Task& task, const std::vector<HostBuffer>& a,
-                          const std::vector<HostBuffer>& b) {
-  int64_t n = 0;
-  for (size_t i = 0; i < task.args.size(); ++i) {
-    if (a[i].bytes.empty()) continue;
-    size_t size = DTypeSize(a[i].dtype);
-    for (size_t e = 0; e < a[i].count; ++e) {
-      n += std::memcmp(a[i].bytes.data() + e * size, b[i].bytes.data() + e * size, size) != 0;
-    }
-  }
-  return n;
-}
-
-// Uploads inputs (pristine) and poisons outputs.
-void PrepareLaunch(Device& device, const Task& task, Workspace& ws, bool upload_inputs) {
-  for (size_t i = 0; i < task.args.size(); ++i) {
-    const ArgSpec& a = task.args[i];
-    if (!a.is_buffer) continue;
-    if (a.role == ArgRole::kOut) {
-      Must(device.Fill(ws.device[i].handle(), PoisonPattern(a.dtype), ws.device[i].bytes()),
-           "poisoning an output");
-    } else if (upload_inputs || a.role == ArgRole::kInOut) {
-      Must(device.Write(ws.device[i].handle(), ws.host[i].bytes.data(), ws.host[i].bytes.size()),
-           "uploading an input");
-    }
-  }
-}
-
-std::vector<HostBuffer> ReadOutputs(Device& device, const Task& task, const Workspace& ws) {
-  std::vector<HostBuffer> out(task.args.size());
-  for (size_t i = 0; i < task.args.size(); ++i) {
-    const ArgSpec& a = task.args[i];
-    if (!a.is_buffer || a.role == ArgRole::kIn) continue;
-    out[i].dtype = a.dtype;
-    out[i].count = ws.host[i].count;
-    out[i].bytes.resize(ws.host[i].bytes.size());
-    Must(device.Read(ws.device[i].handle(), out[i].bytes.data(), out[i].bytes.size()),
-         "reading an output");
-  }
-  return out;
-}
-
-// Names the first input the launch changed, or "".
-std::string ModifiedInput(Device& device, const Task& task, const Workspace& ws) {
-  for (size_t i = 0; i < task.args.size(); ++i) {
-    const ArgSpec& a = task.args[i];
-    if (!a.is_buffer || a.role != ArgRole::kIn) continue;
-    std::vector<std::byte> now(ws.host[i].bytes.size());
-    Must(device.Read(ws.device[i].handle(), now.data(), now.size()), "reading an input back");
-    if (Checksum(now) != ws.input_sums[i]) return a.name;
-  }
-  return "";
-}
-
-Launch MakeLaunch(const Kernel& k, const Config& config, const Env& sizes) {
-  Env env = sizes;
-  BindConfig(config, env);
-  Launch l;
-  for (const Expr& e : k.grid) l.grid.push_back(e.EvalInt(env));
-  for (const Expr& e : k.block) l.block.push_back(e.EvalInt(env));
-  for (size_t d = 0; d < l.grid.size(); ++d) {
-    if (l.grid[d] <= 0 || l.block[d] <= 0) {
-      throw ExprError(
-          fmt::format("launch dimension {} is {}x{}, not positive", d, l.grid[d], l.block[d]), 0);
-    }
-  }
-  return l;
-}
-
 // Verdict on one comparison, or nullopt when it passes.
-std::optional<std::pair<Status, std::string>> Judge(const Task& task,
-                                                    const std::vector<HostBuffer>& ref,
-                                                    const std::vector<HostBuffer>& out,
-                                                    const std::string& where, Figures& total) {
+std::optional<std::pair<Status, std::string>> VerdictOf(const Task& task,
+                                                        const std::vector<HostBuffer>& ref,
+                                                        const std::vector<HostBuffer>& out,
+                                                        const std::string& where, Figures& total) {
   std::optional<std::pair<Status, std::string>> verdict;
   for (size_t i = 0; i < task.args.size(); ++i) {
     const ArgSpec& a = task.args[i];
@@ -225,9 +73,7 @@ Evaluator::Evaluator(Device& device, const Task& task, const CompileCache& cache
     CheckKernelSignature(task, p->kernel);
     p->config = p->kernel.ResolveConfig({});
     std::vector<std::pair<std::string, std::string>> defines(p->config.begin(), p->config.end());
-    bool hit = false;
-    CompileResult c =
-        CompileCached(device, cache, {p->kernel.source, p->kernel.entry, defines}, &hit);
+    CompileResult c = CompileCached(device, cache, {p->kernel.source, p->kernel.entry, defines});
     if (!c.ok)
       throw InputError(p->kernel.path, 0, role,
                        "the task's own kernel does not compile:\n" + c.log);
@@ -237,8 +83,6 @@ Evaluator::Evaluator(Device& device, const Task& task, const CompileCache& cache
       throw InputError(p->kernel.path, 0, role, "the task's own kernel does not load: " + error);
     return p;
   };
-  descriptors_ = DescriptorSpace::Load(options_.descriptors.empty() ? DefaultDescriptorFile()
-                                                                    : options_.descriptors);
   reference_ = prepare(task.reference, "reference");
   baseline_ = prepare(task.baseline, "baseline");
   peak_ = ResolvePeakBandwidth(device, cache);
@@ -260,271 +104,257 @@ double Evaluator::MeasureBaselineLaunchMs() {
   return Summarize(ms).median_ms;
 }
 
-bool Evaluator::Precompile(const Kernel& kernel, const Config& config) {
-  std::vector<std::pair<std::string, std::string>> defines(config.begin(), config.end());
-  bool hit = false;
-  return CompileCached(device_, cache_, {kernel.source, kernel.entry, defines}, &hit).ok;
-}
-
-Evaluation Evaluator::Evaluate(const Kernel& kernel, const Config& config) {
+Evaluation Evaluator::Evaluate(const RunRequest& request, std::string* listing) {
   const DeviceInfo& info = device_.info();
-  Evaluation ev;
-  ev.device = fmt::format("{} ({})", info.Selector(), info.name);
-  ev.config = config;
-  auto fail = [&](Status s, std::string reason) {
-    ev.status = s;
-    ev.reason = std::move(reason);
-    return ev;
-  };
-  auto phase = [&](EvalPhase p) {
-    if (options_.observer) options_.observer->Phase(p);
-  };
-  try {
-    CheckKernelSignature(task_, kernel);
-  } catch (const InputError& e) {
-    return fail(Status::kCompileError, e.what());
-  }
-
-  // Constraints see parameters, device properties and the benchmark sizes.
+  const Kernel& kernel = request.candidate.kernel;
+  const Config& config = request.candidate.config;
   const SizeSet& bench =
       task_.BenchSizes(options_.bench_sizes, std::string(DeviceClassName(info.device_class)));
+  int64_t group_size = 1;
+  if (std::optional<Evaluation> rejected =
+          Precheck(task_, kernel, config, info, bench, &group_size))
+    return *rejected;
+  Evaluation ev;
+  ev.device = info.Label();
+  ev.config = config;
   ev.bench_sizes = bench.name;
-  int64_t group_size = 1;  // work-items per group at the benchmark sizes
-  {
-    Env env = SizesEnv(bench.sizes);
-    BindConfig(config, env);
-    env.Set("max_work_group_size", static_cast<double>(info.max_work_group_size));
-    env.Set("local_mem_bytes", static_cast<double>(info.local_mem_bytes));
-    env.Set("sub_group_width", info.sub_group_width);
-    env.Set("simd_width", info.sub_group_width);
-    env.Set("compute_units", info.compute_units);
-    for (const Expr& c : kernel.constraints) {
-      try {
-        if (!c.EvalBool(env))
-          return fail(Status::kInvalidConfig, "constraint violated: " + c.text());
-      } catch (const ExprError& e) {
-        return fail(Status::kInvalidConfig,
-                    std::string("constraint cannot be evaluated: ") + e.what());
-      }
-    }
-    try {
-      Launch l = MakeLaunch(kernel, config, SizesEnv(bench.sizes));
-      for (int64_t b : l.block) group_size *= b;
-      const int64_t threads = group_size;
-      if (threads > info.max_work_group_size) {
-        ev.hints.push_back(fmt::format("work-group size {} over the device limit {}", threads,
-                                       info.max_work_group_size));
-        return fail(Status::kInvalidConfig,
-                    fmt::format("block of {} work-items exceeds the device's maximum of {}",
-                                threads, info.max_work_group_size));
-      }
-    } catch (const ExprError& e) {
-      return fail(Status::kInvalidConfig, std::string("launch rule: ") + e.what());
-    }
-  }
-
-  std::vector<std::pair<std::string, std::string>> defines(config.begin(), config.end());
-  bool hit = false;
-  CompileResult compiled =
-      CompileCached(device_, cache_, {kernel.source, kernel.entry, defines}, &hit);
-  ev.compile_log = compiled.log;
-  ev.compile_cache_hit = hit;
-  if (!compiled.ok) {
-    ev.hints = CompileHints(compiled.log, info);
-    std::string first_line = compiled.log.substr(0, compiled.log.find('\n'));
-    return fail(Status::kCompileError, first_line.empty() ? "compilation failed" : first_line);
-  }
-  ev.descriptor = descriptors_->Classify(kernel.language, kernel.source, compiled.artifact.listing);
-  std::string load_error;
-  std::unique_ptr<LoadedKernel> loaded = device_.Load(compiled.artifact, &load_error);
-  if (!loaded)
-    return fail(Status::kCompileError, "the compiled kernel does not load: " + load_error);
-  // What the compiled kernel needs, against what the device gives, before anything is launched
-  // (some drivers abort the process rather than fail the launch).
-  KernelResources needs = loaded->resources();
-  if (needs.static_local_bytes > info.local_mem_bytes) {
-    ev.hints.push_back(
-        fmt::format("local/shared memory over the device limit ({} bytes per group on {})",
-                    info.local_mem_bytes, info.name));
-    return fail(
-        Status::kCompileError,
-        fmt::format("the kernel declares {} bytes of local/shared memory per group; the device "
-                    "allows {}",
-                    needs.static_local_bytes, info.local_mem_bytes));
-  }
-  {
-    const int64_t threads = group_size;
-    if (needs.max_group_size > 0 && threads > needs.max_group_size) {
-      ev.hints.push_back(
-          "too many registers or too much local memory per work-item for this block size");
-      return fail(Status::kLaunchError,
-                  fmt::format("block of {} work-items, but the compiled kernel allows at most {} "
-                              "(its register or local-memory use)",
-                              threads, needs.max_group_size));
-    }
-  }
-
-  auto launch_failed = [&](const Launch& l, const std::string& error, const std::string& where) {
-    ev.hints = LaunchHints(error, l, info);
-    return fail(Status::kLaunchError, fmt::format("{} ({})", error, where));
-  };
-
+  std::unique_ptr<LoadedKernel> loaded;
   try {
-    // Check: every check size set, fresh seeds each time, outputs poisoned, inputs checksummed.
-    Figures figures;
-    for (const SizeSet& set : task_.check_sizes) {
-      // One set of buffers per size set, refilled with fresh inputs for every seed: a kernel that
-      // keeps its result between launches (keyed on its buffers, or in device globals) returns
-      // the previous inputs' answer.
-      Workspace ws;
-      std::vector<HostBuffer> previous_ref;
-      for (int s = 0; s < options_.check_seeds; ++s) {
-        uint64_t seed = FreshSeed();
-        ev.check_seeds.push_back(seed);
-        std::string where = fmt::format("size set '{}', seed {}", set.name, seed);
-        if (s == 0) {
-          ws = MakeWorkspace(device_, task_, set.sizes, seed);
-        } else {
-          RefillInputs(task_, ws, seed);
-        }
-        Launch ref_launch = MakeLaunch(reference_->kernel, reference_->config, ws.env);
-        PrepareLaunch(device_, task_, ws, true);
-        LaunchResult r = device_.Run(*reference_->loaded, ws.args, ref_launch);
-        if (!r.status.ok())
-          throw ToolError("the task's reference kernel failed: " + r.status.message());
-        std::vector<HostBuffer> ref = ReadOutputs(device_, task_, ws);
-
-        Launch launch;
-        try {
-          launch = MakeLaunch(kernel, config, ws.env);
-        } catch (const ExprError& e) {
-          return fail(Status::kInvalidConfig,
-                      fmt::format("launch rule at {}: {}", where, e.what()));
-        }
-        auto run_candidate = [&]() {
-          PrepareLaunch(device_, task_, ws, true);
-          phase(EvalPhase::kLaunch);
-          LaunchResult c = device_.Run(*loaded, ws.args, launch);
-          phase(EvalPhase::kHost);
-          return c;
-        };
-        LaunchResult c = run_candidate();
-        if (!c.status.ok()) return launch_failed(launch, c.status.message(), where);
-        std::vector<HostBuffer> out = ReadOutputs(device_, task_, ws);
-        if (std::string input = ModifiedInput(device_, task_, ws); !input.empty()) {
-          return fail(Status::kIncorrect,
-                      fmt::format("the kernel modified its input '{}' ({})", input, where));
-        }
-        auto verdict = Judge(task_, ref, out, where, figures);
-        ev.max_abs_err = figures.max_abs_err;
-        ev.max_rel_err = figures.max_rel_err;
-        ev.bad_ratio = figures.bad_ratio();
-        ev.nan_count = figures.nan_count;
-        if (verdict) {
-          Figures scratch;
-          if (!previous_ref.empty() && !Judge(task_, previous_ref, out, where, scratch)) {
-            return fail(Status::kIncorrect,
-                        fmt::format("the output is the previous launch's result, not this one's: "
-                                    "state carried between launches ({})",
-                                    where));
-          }
-          return fail(verdict->first, verdict->second);
-        }
-        if (s == 0) {  // the same inputs again must give the same bits
-          LaunchResult again = run_candidate();
-          if (!again.status.ok()) return launch_failed(launch, again.status.message(), where);
-          int64_t differing = DifferingElements(task_, out, ReadOutputs(device_, task_, ws));
-          if (differing > 0) {
-            return fail(
-                Status::kIncorrect,
-                fmt::format("nondeterministic: a second launch on the same inputs differs in "
-                            "{} elements (a race between work-items?) ({})",
-                            differing, where));
-          }
-        }
-        previous_ref = std::move(ref);
-      }
-    }
-
-    // Time: interleaved with the baseline on the same inputs, cache flushed before each launch.
-    uint64_t seed = FreshSeed();
-    std::string where = fmt::format("timed launches at size set '{}', seed {}", bench.name, seed);
-    Workspace ws = MakeWorkspace(device_, task_, bench.sizes, seed);
-    Launch ref_launch = MakeLaunch(reference_->kernel, reference_->config, ws.env);
-    Launch base_launch = MakeLaunch(baseline_->kernel, baseline_->config, ws.env);
-    Launch launch = MakeLaunch(kernel, config, ws.env);
-    PrepareLaunch(device_, task_, ws, true);
-    LaunchResult r = device_.Run(*reference_->loaded, ws.args, ref_launch);
-    if (!r.status.ok())
-      throw ToolError("the task's reference kernel failed: " + r.status.message());
-    std::vector<HostBuffer> ref = ReadOutputs(device_, task_, ws);
-
-    bool has_inout = false;
-    for (const ArgSpec& a : task_.args)
-      has_inout = has_inout || (a.is_buffer && a.role == ArgRole::kInOut);
-    std::vector<double> cand_ms, base_ms;
-    double cand_total = 0;
-    for (int i = 0; i < options_.warmup_runs + options_.max_runs; ++i) {
-      bool warm = i < options_.warmup_runs;
-      if (has_inout) PrepareLaunch(device_, task_, ws, false);
-      Must(device_.FlushCache(), "flushing the cache");
-      LaunchResult b = device_.Run(*baseline_->loaded, ws.args, base_launch);
-      if (!b.status.ok())
-        throw ToolError("the task's baseline kernel failed: " + b.status.message());
-      PrepareLaunch(device_, task_, ws,
-                    false);  // poison, so the timed output is the candidate's own
-      Must(device_.FlushCache(), "flushing the cache");
-      phase(EvalPhase::kLaunch);
-      LaunchResult c = device_.Run(*loaded, ws.args, launch);
-      phase(EvalPhase::kHost);
-      if (!c.status.ok()) return launch_failed(launch, c.status.message(), where);
-      if (warm) continue;
-      base_ms.push_back(b.elapsed_ms);
-      cand_ms.push_back(c.elapsed_ms);
-      cand_total += c.elapsed_ms;
-      if (static_cast<int>(cand_ms.size()) >= options_.min_runs &&
-          cand_total >= options_.min_timed_ms)
-        break;
-    }
-    ev.time = Summarize(cand_ms);
-    ev.baseline_time = Summarize(base_ms);
-
-    // Re-check what the timed launches produced, and that they left the inputs alone.
-    std::vector<HostBuffer> out = ReadOutputs(device_, task_, ws);
-    if (std::string input = ModifiedInput(device_, task_, ws); !input.empty()) {
-      return fail(Status::kIncorrect,
-                  fmt::format("the kernel modified its input '{}' ({})", input, where));
-    }
-    Figures timed;
-    if (auto verdict = Judge(task_, ref, out, where, timed)) {
-      return fail(verdict->first,
-                  "the timed launch's output differs from the reference: " + verdict->second);
-    }
-
-    if (ev.time->median_ms > 0) ev.speedup = ev.baseline_time->median_ms / ev.time->median_ms;
-    double bytes = task_.min_bytes.Eval(ws.env);
-    if (ev.time->median_ms > 0 && bytes > 0) {
-      ev.bandwidth_gbs = bytes / (ev.time->median_ms * 1e-3) / 1e9;
-      if (peak_.gbs > 0) {
-        ev.roofline_fraction = *ev.bandwidth_gbs / peak_.gbs;
-        double best_gbs = bytes / (ev.time->min_ms * 1e-3) / 1e9;
-        double margin = info.device_class == DeviceClass::kCpu ? options_.cpu_plausibility_margin
-                                                               : options_.plausibility_margin;
-        if (best_gbs > peak_.gbs * margin) {
-          return fail(
-              Status::kImplausible,
-              fmt::format("{:.1f} GB/s at the fastest run exceeds the device's peak {:.1f} GB/s "
-                          "({}) by more "
-                          "than {:.2f}x: the kernel cannot have moved the task's minimum bytes",
-                          best_gbs, peak_.gbs, peak_.source, margin));
-        }
-      }
+    if (Load(request, group_size, ev, &loaded, listing) && Check(kernel, config, *loaded, ev) &&
+        Time(kernel, config, *loaded, bench, ev)) {
+      ev.status = Status::kOk;
     }
   } catch (const ExprError& e) {
     throw InputError(task_.dir + "/task.toml", 0, "sizes", e.what());
   }
-  ev.status = Status::kOk;
   return ev;
+}
+
+namespace {
+
+bool Fail(Evaluation& ev, Status s, std::string reason) {
+  ev.status = s;
+  ev.reason = std::move(reason);
+  return false;
+}
+
+}  // namespace
+
+bool Evaluator::Load(const RunRequest& request, int64_t group_size, Evaluation& ev,
+                     std::unique_ptr<LoadedKernel>* loaded, std::string* listing) {
+  const DeviceInfo& info = device_.info();
+  const Kernel& kernel = request.candidate.kernel;
+  CompileResult compiled;
+  if (request.compiled && request.compiled->ok) {
+    compiled = *request.compiled;  // a builder made it
+  } else {
+    std::vector<std::pair<std::string, std::string>> defines(request.candidate.config.begin(),
+                                                             request.candidate.config.end());
+    Phase(EvalPhase::kCompile);
+    compiled = CompileCached(device_, cache_, {kernel.source, kernel.entry, defines});
+    Phase(EvalPhase::kHost);
+  }
+  ev.compile_log = compiled.log;
+  ev.compile_cache_hit = compiled.cache_hit;
+  if (!compiled.ok) {
+    ev.hints = CompileHints(compiled.log, info);
+    std::string first_line = compiled.log.substr(0, compiled.log.find('\n'));
+    return Fail(ev, Status::kCompileError, first_line.empty() ? "compilation failed" : first_line);
+  }
+  if (listing) *listing = compiled.artifact.listing;
+  std::string load_error;
+  *loaded = device_.Load(compiled.artifact, &load_error);
+  if (!*loaded)
+    return Fail(ev, Status::kCompileError, "the compiled kernel does not load: " + load_error);
+  // What the compiled kernel needs, against what the device gives, before anything is launched
+  // (some drivers abort the process rather than fail the launch).
+  KernelResources needs = (*loaded)->resources();
+  if (needs.static_local_bytes > info.local_mem_bytes) {
+    ev.hints.push_back(
+        fmt::format("local/shared memory over the device limit ({} bytes per group on {})",
+                    info.local_mem_bytes, info.name));
+    return Fail(ev, Status::kCompileError,
+                fmt::format("the kernel declares {} bytes of local/shared memory per group; the "
+                            "device allows {}",
+                            needs.static_local_bytes, info.local_mem_bytes));
+  }
+  if (needs.max_group_size > 0 && group_size > needs.max_group_size) {
+    ev.hints.push_back(
+        "too many registers or too much local memory per work-item for this block size");
+    return Fail(ev, Status::kLaunchError,
+                fmt::format("block of {} work-items, but the compiled kernel allows at most {} "
+                            "(its register or local-memory use)",
+                            group_size, needs.max_group_size));
+  }
+  return true;
+}
+
+bool Evaluator::Check(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
+                      Evaluation& ev) {
+  const DeviceInfo& info = device_.info();
+  auto fail = [&](Status s, std::string reason) { return Fail(ev, s, std::move(reason)); };
+  auto launch_failed = [&](const Launch& l, const std::string& error, const std::string& where) {
+    ev.hints = LaunchHints(error, l, info);
+    return fail(Status::kLaunchError, fmt::format("{} ({})", error, where));
+  };
+  // Check: every check size set, fresh seeds each time, outputs poisoned, inputs checksummed.
+  Figures figures;
+  for (const SizeSet& set : task_.check_sizes) {
+    // One set of buffers per size set, refilled with fresh inputs for every seed: a kernel that
+    // keeps its result between launches (keyed on its buffers, or in device globals) returns
+    // the previous inputs' answer.
+    Workspace ws;
+    std::vector<HostBuffer> previous_ref;
+    for (int s = 0; s < options_.check_seeds; ++s) {
+      uint64_t seed = FreshSeed();
+      ev.check_seeds.push_back(seed);
+      std::string where = fmt::format("size set '{}', seed {}", set.name, seed);
+      if (s == 0) {
+        ws = MakeWorkspace(device_, task_, set.sizes, seed);
+      } else {
+        RefillInputs(task_, ws, seed);
+      }
+      Launch ref_launch = MakeLaunch(reference_->kernel, reference_->config, ws.env);
+      PrepareLaunch(device_, task_, ws, true);
+      LaunchResult r = device_.Run(*reference_->loaded, ws.args, ref_launch);
+      if (!r.status.ok())
+        throw ToolError("the task's reference kernel failed: " + r.status.message());
+      std::vector<HostBuffer> ref = ReadOutputs(device_, task_, ws);
+
+      Launch launch;
+      try {
+        launch = MakeLaunch(kernel, config, ws.env);
+      } catch (const ExprError& e) {
+        return fail(Status::kInvalidConfig, fmt::format("launch rule at {}: {}", where, e.what()));
+      }
+      auto run_candidate = [&]() {
+        PrepareLaunch(device_, task_, ws, true);
+        Phase(EvalPhase::kLaunch);
+        LaunchResult c = device_.Run(loaded, ws.args, launch);
+        Phase(EvalPhase::kHost);
+        return c;
+      };
+      LaunchResult c = run_candidate();
+      if (!c.status.ok()) return launch_failed(launch, c.status.message(), where);
+      std::vector<HostBuffer> out = ReadOutputs(device_, task_, ws);
+      if (std::string input = ModifiedInput(device_, task_, ws); !input.empty()) {
+        return fail(Status::kIncorrect,
+                    fmt::format("the kernel modified its input '{}' ({})", input, where));
+      }
+      auto verdict = VerdictOf(task_, ref, out, where, figures);
+      ev.max_abs_err = figures.max_abs_err;
+      ev.max_rel_err = figures.max_rel_err;
+      ev.bad_ratio = figures.bad_ratio();
+      ev.nan_count = figures.nan_count;
+      if (verdict) {
+        Figures scratch;
+        if (!previous_ref.empty() && !VerdictOf(task_, previous_ref, out, where, scratch)) {
+          return fail(Status::kIncorrect,
+                      fmt::format("the output is the previous launch's result, not this one's: "
+                                  "state carried between launches ({})",
+                                  where));
+        }
+        return fail(verdict->first, verdict->second);
+      }
+      if (s == 0) {  // the same inputs again must give the same bits
+        LaunchResult again = run_candidate();
+        if (!again.status.ok()) return launch_failed(launch, again.status.message(), where);
+        int64_t differing = DifferingElements(task_, out, ReadOutputs(device_, task_, ws));
+        if (differing > 0) {
+          return fail(Status::kIncorrect,
+                      fmt::format("nondeterministic: a second launch on the same inputs differs in "
+                                  "{} elements (a race between work-items?) ({})",
+                                  differing, where));
+        }
+      }
+      previous_ref = std::move(ref);
+    }
+  }
+
+  return true;
+}
+
+bool Evaluator::Time(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
+                     const SizeSet& bench, Evaluation& ev) {
+  const DeviceInfo& info = device_.info();
+  auto fail = [&](Status s, std::string reason) { return Fail(ev, s, std::move(reason)); };
+  auto launch_failed = [&](const Launch& l, const std::string& error, const std::string& where) {
+    ev.hints = LaunchHints(error, l, info);
+    return fail(Status::kLaunchError, fmt::format("{} ({})", error, where));
+  };
+  // Time: interleaved with the baseline on the same inputs, cache flushed before each launch.
+  uint64_t seed = FreshSeed();
+  std::string where = fmt::format("timed launches at size set '{}', seed {}", bench.name, seed);
+  Workspace ws = MakeWorkspace(device_, task_, bench.sizes, seed);
+  Launch ref_launch = MakeLaunch(reference_->kernel, reference_->config, ws.env);
+  Launch base_launch = MakeLaunch(baseline_->kernel, baseline_->config, ws.env);
+  Launch launch = MakeLaunch(kernel, config, ws.env);
+  PrepareLaunch(device_, task_, ws, true);
+  LaunchResult r = device_.Run(*reference_->loaded, ws.args, ref_launch);
+  if (!r.status.ok()) throw ToolError("the task's reference kernel failed: " + r.status.message());
+  std::vector<HostBuffer> ref = ReadOutputs(device_, task_, ws);
+
+  bool has_inout = false;
+  for (const ArgSpec& a : task_.args)
+    has_inout = has_inout || (a.is_buffer && a.role == ArgRole::kInOut);
+  std::vector<double> cand_ms, base_ms;
+  double cand_total = 0;
+  for (int i = 0; i < options_.warmup_runs + options_.max_runs; ++i) {
+    bool warm = i < options_.warmup_runs;
+    if (has_inout) PrepareLaunch(device_, task_, ws, false);
+    Must(device_.FlushCache(), "flushing the cache");
+    LaunchResult b = device_.Run(*baseline_->loaded, ws.args, base_launch);
+    if (!b.status.ok()) throw ToolError("the task's baseline kernel failed: " + b.status.message());
+    PrepareLaunch(device_, task_, ws,
+                  false);  // poison, so the timed output is the candidate's own
+    Must(device_.FlushCache(), "flushing the cache");
+    Phase(EvalPhase::kLaunch);
+    LaunchResult c = device_.Run(loaded, ws.args, launch);
+    Phase(EvalPhase::kHost);
+    if (!c.status.ok()) return launch_failed(launch, c.status.message(), where);
+    if (warm) continue;
+    base_ms.push_back(b.elapsed_ms);
+    cand_ms.push_back(c.elapsed_ms);
+    cand_total += c.elapsed_ms;
+    if (static_cast<int>(cand_ms.size()) >= options_.min_runs &&
+        cand_total >= options_.min_timed_ms)
+      break;
+  }
+  ev.time = Summarize(cand_ms);
+  ev.baseline_time = Summarize(base_ms);
+
+  // Re-check what the timed launches produced, and that they left the inputs alone.
+  std::vector<HostBuffer> out = ReadOutputs(device_, task_, ws);
+  if (std::string input = ModifiedInput(device_, task_, ws); !input.empty()) {
+    return fail(Status::kIncorrect,
+                fmt::format("the kernel modified its input '{}' ({})", input, where));
+  }
+  Figures timed;
+  if (auto verdict = VerdictOf(task_, ref, out, where, timed)) {
+    return fail(verdict->first,
+                "the timed launch's output differs from the reference: " + verdict->second);
+  }
+
+  if (ev.time->median_ms > 0) ev.speedup = ev.baseline_time->median_ms / ev.time->median_ms;
+  double bytes = task_.min_bytes.Eval(ws.env);
+  if (ev.time->median_ms > 0 && bytes > 0) {
+    ev.bandwidth_gbs = bytes / (ev.time->median_ms * 1e-3) / 1e9;
+    if (peak_.gbs > 0) {
+      ev.roofline_fraction = *ev.bandwidth_gbs / peak_.gbs;
+      double best_gbs = bytes / (ev.time->min_ms * 1e-3) / 1e9;
+      double margin = info.device_class == DeviceClass::kCpu ? options_.cpu_plausibility_margin
+                                                             : options_.plausibility_margin;
+      if (best_gbs > peak_.gbs * margin) {
+        return fail(
+            Status::kImplausible,
+            fmt::format("{:.1f} GB/s at the fastest run exceeds the device's peak {:.1f} GB/s "
+                        "({}) by more "
+                        "than {:.2f}x: the kernel cannot have moved the task's minimum bytes",
+                        best_gbs, peak_.gbs, peak_.source, margin));
+      }
+    }
+  }
+  return true;
 }
 
 }  // namespace kf

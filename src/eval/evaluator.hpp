@@ -1,24 +1,24 @@
 #pragma once
-// Judges candidates of one task on one device: compile (through the cache), check against the
-// reference on every check size set with fresh seeds (outputs poisoned, inputs checksummed),
-// time on a benchmark size set interleaved with the baseline (cache flushed before every launch),
-// re-check the timed output, and derive speedup, bandwidth, roofline fraction and plausibility.
-// Within a check size set the buffers are reused with fresh inputs for every seed, so a kernel
-// that carries its result between launches is caught; the first launch is repeated on the same
-// inputs, so a nondeterministic (racy) kernel is caught.
+// Judges candidates of one task on one device, in three steps: load (compile through the cache,
+// or take the artifact a builder made), check against the reference on every check size set with
+// fresh seeds (outputs poisoned, inputs checksummed, the first launch repeated for determinism, a
+// result carried between launches named), and time on a benchmark size set interleaved with the
+// baseline (cache flushed before every launch), re-checking the timed output and deriving
+// speedup, bandwidth, roofline fraction and plausibility.
 // Every outcome of the candidate is an Evaluation; only failures of the task's own reference or
-// baseline, or of the tool, throw.
+// baseline, or of the tool, throw. Classifying the candidate is not the evaluator's business: it
+// hands back the artifact's listing for the search to classify.
 
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "backend/device.hpp"
+#include "core/candidate.hpp"
 #include "core/evaluation.hpp"
 #include "core/task.hpp"
 #include "eval/bandwidth.hpp"
 #include "eval/compile_cache.hpp"
-#include "search/classifier.hpp"
 
 namespace kf {
 
@@ -43,7 +43,6 @@ struct EvalOptions {
   double plausibility_margin = 1.25;
   double cpu_plausibility_margin = 3.0;
   EvalObserver* observer = nullptr;  // not owned; may be null
-  std::string descriptors;           // the behaviour space file; "" = descriptors/default.toml
 };
 
 class Evaluator {
@@ -53,9 +52,11 @@ class Evaluator {
   Evaluator(Device& device, const Task& task, const CompileCache& cache, EvalOptions options);
   ~Evaluator();
 
-  Evaluation Evaluate(const Kernel& kernel, const Config& config);
-  // Compiles the candidate into the compile cache only (nothing is launched); true if it compiled.
-  bool Precompile(const Kernel& kernel, const Config& config);
+  // `listing` (if given) receives the compiled artifact's listing, the classifier's input.
+  Evaluation Evaluate(const RunRequest& request, std::string* listing = nullptr);
+  Evaluation Evaluate(const Kernel& kernel, const Config& config) {
+    return Evaluate(RunRequest{{kernel, config}, std::nullopt});
+  }
   const PeakBandwidth& peak_bandwidth() const { return peak_; }
   // Median time of one baseline launch at the benchmark sizes (a few runs), for deadlines.
   double MeasureBaselineLaunchMs();
@@ -63,12 +64,21 @@ class Evaluator {
   struct Prepared;
 
  private:
+  // Each step returns false with the verdict in `ev` when the candidate failed it.
+  bool Load(const RunRequest& request, int64_t group_size, Evaluation& ev,
+            std::unique_ptr<LoadedKernel>* loaded, std::string* listing);
+  bool Check(const Kernel& kernel, const Config& config, LoadedKernel& loaded, Evaluation& ev);
+  bool Time(const Kernel& kernel, const Config& config, LoadedKernel& loaded, const SizeSet& bench,
+            Evaluation& ev);
+  void Phase(EvalPhase p) const {
+    if (options_.observer) options_.observer->Phase(p);
+  }
+
   Device& device_;
   const Task& task_;
   const CompileCache& cache_;
   EvalOptions options_;
   std::unique_ptr<Prepared> reference_, baseline_;
-  std::optional<DescriptorSpace> descriptors_;
   PeakBandwidth peak_;
 };
 

@@ -1,44 +1,32 @@
 #pragma once
-// Proposers: where new kernels come from. A proposer gets the search's context (the task, the
-// device's language, a parent elite and inspirations from other cells) and returns one new kernel,
-// usually a template, with its provenance. The built-in proposer (builtin/) works offline; an LLM
-// and an external command are the others DESIGN.md names.
+// Proposers: where new kernels come from. A proposer gets a proposal request (core/proposal.hpp:
+// the task, the device, rule hints, a parent elite with its evaluation, inspirations, a target
+// cell) and returns one new kernel, usually a template, with its provenance; or nothing new; or
+// a bad reply with the reason. The search asks several at once, from several threads: Propose
+// must be safe to call concurrently. Implementations: builtin/ (the task's templates and source
+// mutations, offline), command/ (any executable speaking JSON), and an LLM later.
 
-#include <optional>
-#include <random>
 #include <string>
-#include <vector>
 
-#include "core/kernel.hpp"
-#include "core/task.hpp"
-#include "search/archive.hpp"
+#include "core/proposal.hpp"
 
 namespace kf {
-
-struct Proposal {
-  Kernel kernel;
-  std::string origin;            // "template rope_vec8.cl", "unroll of rope_vec8.cl"
-  std::string parent_kernel_id;  // "" for a kernel from the library
-  std::optional<Cell> parent_cell;
-  std::vector<std::string> mutations;  // the lineage's mutations, oldest first
-};
-
-struct ProposalContext {
-  const Task& task;
-  Language language;
-  const Elite* parent = nullptr;  // nullptr before the archive holds anything
-  std::vector<const Elite*> inspirations;
-  const Archive* archive = nullptr;  // which cells are filled, and how well
-};
 
 class Proposer {
  public:
   virtual ~Proposer() = default;
-  // One new kernel, or nullopt when this context gives nothing new (the search then tries another
-  // parent, and stops after enough empty tries).
-  virtual std::optional<Proposal> Propose(const ProposalContext& context, std::mt19937_64& rng) = 0;
-  // True while the proposer still has kernels that need no parent (the template library).
-  virtual bool HasUnparented() const { return false; }
+  virtual std::string name() const = 0;
+
+  // Called concurrently for different requests. Never throws for a bad reply: that is an outcome.
+  virtual ProposalOutcome Propose(const ProposalRequest& request) = 0;
+
+  // Kernels the proposer still has that need no parent (a template library): the search sends
+  // this many requests without a parent before it selects parents.
+  virtual int UnparentedLeft() const { return 0; }
+
+  // A proposal of this run, made by this proposer: the ones in the store when a run resumes, in
+  // the order they were made. The proposer's own state (what it has proposed) follows them.
+  virtual void Observe(const Proposal& proposal) { (void)proposal; }
 };
 
 }  // namespace kf

@@ -3,7 +3,7 @@
 // the baseline). It also keeps what parent selection learns from: how often each cell was chosen
 // as a parent and how often that gave an improvement somewhere (curiosity), and, per move between
 // cells (child cell − parent cell), how often a child beat its parent (the behaviour-space
-// gradient).
+// gradient). Its value types (Cell, Elite) live in core, so proposers can read elites.
 
 #include <map>
 #include <optional>
@@ -11,21 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "core/kernel.hpp"
+#include "core/elite.hpp"
 
 namespace kf {
-
-using Cell = std::vector<int>;
-
-struct Elite {
-  Cell cell;
-  Kernel kernel;
-  Config config;
-  double speedup = 0;
-  double time_ms = 0;
-  std::string kernel_id, origin;       // origin: "template rope_vec8.cl", "unroll of k1234…"
-  std::vector<std::string> mutations;  // applied along its lineage, oldest first
-};
 
 enum class Selection { kUniform, kCuriosity, kFitness, kGradient };
 

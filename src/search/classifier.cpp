@@ -162,6 +162,25 @@ std::vector<int> DescriptorSpace::Classify(Language lang, const std::string& sou
   return cell;
 }
 
+std::string DescriptorSpace::Describe(const std::vector<int>& cell) const {
+  std::string out;
+  for (size_t d = 0; d < dimensions_.size() && d < cell.size(); ++d) {
+    const Dimension& dim = dimensions_[d];
+    int level = cell[d];
+    std::string name = level >= 0 && level < static_cast<int>(dim.levels.size())
+                           ? dim.levels[static_cast<size_t>(level)]
+                           : fmt::format("level {}", level);
+    out += fmt::format("{}{}: {}", out.empty() ? "" : "; ", dim.name, name);
+  }
+  return out;
+}
+
+int DescriptorSpace::CellCount() const {
+  int n = 1;
+  for (const Dimension& d : dimensions_) n *= static_cast<int>(d.levels.size());
+  return n;
+}
+
 std::string DefaultDescriptorFile() {
   if (const char* env = std::getenv("KF_DESCRIPTORS"); env && *env) return env;
   std::error_code ec;

@@ -42,6 +42,9 @@ class DescriptorSpace {
                                     const std::string& listing) const;
   std::vector<int> Classify(Language lang, const std::string& source,
                             const std::string& listing) const;
+  // A cell in words: "memory: vectorised; algorithm: looped; coordination: independent".
+  std::string Describe(const std::vector<int>& cell) const;
+  int CellCount() const;
 
  private:
   std::vector<Dimension> dimensions_;

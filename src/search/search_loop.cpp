@@ -1,239 +1,637 @@
 #include "search/search_loop.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <thread>
 
-#include "core/evaluation_json.hpp"
+#include "core/codec.hpp"
+#include "core/identity.hpp"
 #include "core/input_error.hpp"
-#include "tune/live_objective.hpp"
-#include "tune/session.hpp"
+#include "search/run_summary.hpp"
 #include "tune/strategy.hpp"
+#include "tune/tune_template.hpp"
 
 namespace kf {
+
+uint64_t ProposalSeed(uint64_t run_seed, int index, uint64_t salt) {
+  // SplitMix64 of the run's seed, the index and the salt: streams that do not overlap.
+  uint64_t z = run_seed + 0x9e3779b97f4a7c15ull * (static_cast<uint64_t>(index) + 1) +
+               0xbf58476d1ce4e5b9ull * salt;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr size_t kExpectAtMost = 32;  // configurations of one proposal compiled ahead
+constexpr uint64_t kTuneSalt = 1;
 
-// The tuner's objective for one proposal: every configuration through the store, then the judge.
-class StoredObjective : public Objective {
+// Writes every verdict and every change of a proposal's state, before anything else sees it.
+class StoreWriter : public SearchCallback {
  public:
-  StoredObjective(Judge& judge, Store& store, const SearchSettings& settings, const Kernel& kernel,
-                  const SearchSpace* space, std::string origin, SearchResult& result,
-                  std::function<void()> after_each)
-      : judge_(judge),
-        store_(store),
-        settings_(settings),
-        kernel_(kernel),
-        kernel_id_(KernelId(kernel)),
-        space_(space),
-        origin_(std::move(origin)),
-        result_(result),
-        after_each_(std::move(after_each)) {}
-
-  Measurement Measure(const Point& point) override {
-    Config config = space_ ? space_->ToConfig(point) : kernel_.ResolveConfig({});
-    nlohmann::json key_settings = settings_.eval_settings;
-    key_settings["run"] = settings_.run;  // every run measures its own candidates
-    std::string key =
-        EvaluationKey(CandidateId(kernel_id_, config), settings_.device, key_settings);
-    SearchEvaluation e{kernel_id_, origin_, config, {}, false};
-    if (std::optional<Evaluation> stored = store_.FindEvaluation(key)) {
-      e.evaluation = std::move(*stored);
-      e.from_store = true;
-      ++result_.from_store;
-    } else {
-      e.evaluation = judge_.Evaluate(kernel_, config);
-      store_.PutEvaluation(settings_.run, kernel_, config, key, e.evaluation);
-      ++result_.judged_now;
-    }
-    const Evaluation& ev = e.evaluation;
-    ++result_.verdicts[std::string(StatusName(ev.status))];
-    Measurement m = MeasurementOf(ev);
-    bool better =
-        m.ok && (!has_best_ || ev.speedup.value_or(0) >
-                                   result_.trace[best_index_].evaluation.speedup.value_or(0));
-    result_.trace.push_back(std::move(e));
-    if (better) {
-      has_best_ = true;
-      best_index_ = result_.trace.size() - 1;
-    }
-    any_now_ = any_now_ || !result_.trace.back().from_store;
-    if (after_each_) after_each_();
-    return m;
+  StoreWriter(Store& store, const SearchSettings& s) : store_(store), s_(s) {}
+  void OnEvaluation(const SearchEvaluation& e) override {
+    if (e.from_store) return;
+    store_.PutEvaluation(s_.run, *e.kernel, e.config, e.key, e.evaluation, {e.proposal, "search"});
   }
-
-  // The proposal's best correct configuration (by speedup), or nullptr.
-  const SearchEvaluation* best() const { return has_best_ ? &result_.trace[best_index_] : nullptr; }
-  bool judged_any_now() const { return any_now_; }
+  void OnProposal(const ProposalRecord& r) override { store_.PutProposal(s_.run, r); }
 
  private:
+  Store& store_;
+  const SearchSettings& s_;
+};
+
+// A proposal's line in the run's events once it is done.
+class EventWriter : public SearchCallback {
+ public:
+  EventWriter(Store& store, std::string run) : store_(store), run_(std::move(run)) {}
+  void OnProposal(const ProposalRecord& r) override {
+    if (r.state == "issued" || r.state == "proposed") return;
+    store_.AddEvent(run_, "proposal", ProposalLine(r));
+  }
+
+ private:
+  Store& store_;
+  std::string run_;
+};
+
+struct Active {
+  int index = 0;
+  ProposalRecord record;
+  bool unparented = false;
+  bool awaiting_proposer = false;
+  std::optional<Proposal> proposal;
+  std::string kernel_id;
+  std::unique_ptr<TuneTemplate> tuning;
+  int asked = 0, next_tell = 0, pending = 0;
+  // Verdicts ahead of the asking order; nullopt for a candidate cancelled before it ran.
+  std::map<int, std::optional<std::pair<Config, Measurement>>> early;
+  std::optional<SearchEvaluation> best;
+  int evaluations = 0;
+};
+
+struct Event {
+  int index = 0;
+  bool is_proposal = false;
+  ProposalOutcome outcome;  // a proposer's reply
+  int seq = 0;              // a verdict: its place in its proposal's asking order
+  Config config;
+  JudgeResult result;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const Task& task, Proposer& proposer, Judge& judge, Store& store,
+            const DescriptorSpace& descriptors, const SearchSettings& s,
+            const std::vector<SearchCallback*>& user)
+      : task_(task),
+        proposer_(proposer),
+        judge_(judge),
+        store_(store),
+        descriptors_(descriptors),
+        s_(s),
+        writer_(store, s),
+        events_(store, s.run),
+        start_(Clock::now()) {
+    callbacks_ = {&writer_, &events_};
+    callbacks_.insert(callbacks_.end(), user.begin(), user.end());
+    tune_.device_env = s.device_env;
+    tune_.context = s.rule_context;
+    tune_.rules = &s.rules;
+    tune_.strategy = s.strategy;
+    if (!s.strategy.empty() && !MakeStrategy(s.strategy))
+      throw InputError("--strategy", 0, s.strategy, "unknown strategy");
+  }
+
+  ~Scheduler() { StopWorkers(); }
+
+  SearchResult Run();
+
+ private:
+  double Elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  bool OutOfTime() const { return s_.seconds > 0 && Elapsed() >= s_.seconds; }
+  bool BudgetIssued() const { return issued_ >= s_.budget; }
+
+  void Restore();
+  void StartBaseline();
+  void Issue();
+  void IssueOne(bool unparented);
+  ProposalRequest MakeRequest(int index, bool unparented);
+  void Feed();
+  void Handle(Event e);
+  void Accept(Active& a, const Proposal& p);
+  void OnVerdict(Active& a, int seq, const Config& config, JudgeResult r, bool from_store);
+  void TellInOrder(Active& a);
+  void Stop();
+  void MaybeComplete(Active& a);
+  void Complete(Active& a);
+  void Finish(Active& a, const std::string& state, nlohmann::json outcome);
+  std::string KeyOf(const std::string& kernel_id, const Config& config) const;
+  void Progress();
+  std::string StopReason() const;
+
+  void Post(Event e) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue_.push_back(std::move(e));
+    }
+    wake_.notify_all();
+  }
+  void ProposerWork();
+  void StopWorkers();
+
+  const Task& task_;
+  Proposer& proposer_;
   Judge& judge_;
   Store& store_;
-  const SearchSettings& settings_;
-  const Kernel& kernel_;
-  std::string kernel_id_;
-  const SearchSpace* space_;  // nullptr: a kernel without parameters
-  std::string origin_;
-  SearchResult& result_;
-  std::function<void()> after_each_;
-  bool has_best_ = false;
-  size_t best_index_ = 0;
-  bool any_now_ = false;
+  const DescriptorSpace& descriptors_;
+  const SearchSettings& s_;
+  TuneSettings tune_;
+  StoreWriter writer_;
+  EventWriter events_;
+  std::vector<SearchCallback*> callbacks_;
+  Clock::time_point start_;
+
+  Archive archive_;
+  std::map<int, std::unique_ptr<Active>> active_;
+  std::set<std::string> kernel_ids_;  // kernels proposed in this run
+  int next_index_ = 0;
+  int issued_ = 0;          // evaluations of the run: stored, and submitted to the judge
+  int judge_pending_ = 0;   // submitted and not back
+  int unparented_out_ = 0;  // requests without a parent awaiting the proposer
+  int consecutive_empty_ = 0;
+  bool stopping_ = false;
+  std::string tool_error_;
+  SearchResult result_;
+
+  // Events from the proposer workers and the judge's threads.
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Event> queue_;
+  std::deque<ProposalRequest> requests_;
+  bool workers_stop_ = false;
+  std::vector<std::thread> workers_;
 };
+
+std::string Scheduler::KeyOf(const std::string& kernel_id, const Config& config) const {
+  nlohmann::json key_settings = s_.eval_settings;
+  key_settings["run"] = s_.run;  // every run measures its own candidates
+  return EvaluationKey(CandidateId(kernel_id, config), s_.devices, key_settings);
+}
+
+SearchResult Scheduler::Run() {
+  for (int i = 0; i < std::max(1, s_.in_flight); ++i)
+    workers_.emplace_back([this] { ProposerWork(); });
+  Restore();
+  if (!active_.count(0) && next_index_ == 0) StartBaseline();
+  for (;;) {
+    if (!tool_error_.empty() || OutOfTime()) Stop();
+    if (!stopping_) Issue();
+    Feed();
+    if (judge_pending_ == 0) {
+      std::string reason = StopReason();
+      if (!reason.empty()) {
+        result_.stop_reason = reason;
+        break;
+      }
+    }
+    Progress();
+    std::unique_lock<std::mutex> lock(mutex_);
+    wake_.wait_for(lock, std::chrono::milliseconds(250), [&] { return !queue_.empty(); });
+    std::deque<Event> events;
+    events.swap(queue_);
+    lock.unlock();
+    for (Event& e : events) Handle(std::move(e));
+  }
+  // Proposals still waiting for the proposer are given up: a resumed run asks again only for
+  // those of a run that was killed, not of one that ended.
+  std::vector<int> waiting;
+  for (const auto& [index, a] : active_)
+    if (a->awaiting_proposer && tool_error_.empty()) waiting.push_back(index);
+  for (int index : waiting)
+    Finish(*active_.at(index), "abandoned",
+           {{"reason", "the search ended first: " + result_.stop_reason}});
+  StopWorkers();
+  if (!tool_error_.empty()) throw std::runtime_error(tool_error_);
+  Progress();
+  result_.archive = archive_;
+  result_.evaluations = issued_;
+  result_.proposals = next_index_;
+  result_.seconds = Elapsed();
+  return result_;
+}
+
+// Nothing more is asked; candidates not yet running are dropped rather than waited for.
+void Scheduler::Stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  judge_.CancelPending();
+}
+
+std::string Scheduler::StopReason() const {
+  if (!tool_error_.empty()) return "the tool failed";
+  bool working = false;  // a proposal that may still ask for candidates, or awaits its proposer
+  for (const auto& [index, a] : active_) working = working || a->awaiting_proposer || a->tuning;
+  if (BudgetIssued()) return "budget spent";
+  if (OutOfTime()) return "time budget spent";
+  if (working) return "";
+  if (consecutive_empty_ >= s_.max_empty_proposals)
+    return "the proposer had nothing new for any parent";
+  if (archive_.empty() && proposer_.UnparentedLeft() == 0)
+    return "no correct configuration of the baseline or any template to build on";
+  return "";
+}
+
+void Scheduler::Progress() {
+  SearchProgress p;
+  p.evaluations = issued_ - judge_pending_;
+  p.budget = s_.budget;
+  p.judged_now = result_.judged_now;
+  p.proposals = next_index_;
+  p.proposals_out = static_cast<int>(active_.size());
+  p.candidates_out = judge_pending_;
+  p.cells = static_cast<int>(archive_.cells().size());
+  if (const Elite* b = archive_.Best()) p.best_speedup = b->speedup;
+  p.seconds = Elapsed();
+  for (SearchCallback* c : callbacks_) c->OnProgress(p);
+}
+
+void Scheduler::ProposerWork() {
+  for (;;) {
+    ProposalRequest request;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return workers_stop_ || !requests_.empty(); });
+      if (workers_stop_) return;
+      request = std::move(requests_.front());
+      requests_.pop_front();
+    }
+    Event e;
+    e.index = request.index;
+    e.is_proposal = true;
+    try {
+      e.outcome = proposer_.Propose(request);
+    } catch (const std::exception& ex) {  // never across the thread: a bad reply with its reason
+      e.outcome = ProposalOutcome::BadReply(ex.what());
+    }
+    Post(std::move(e));
+  }
+}
+
+void Scheduler::StopWorkers() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    workers_stop_ = true;
+    requests_.clear();
+  }
+  wake_.notify_all();
+  for (std::thread& t : workers_) t.join();
+  workers_.clear();
+}
+
+void Scheduler::Restore() {
+  std::vector<ProposalRecord> records = store_.RunProposals(s_.run);
+  std::vector<StoredEvaluation> stored = store_.RunEvaluations(s_.run);
+  for (const StoredEvaluation& e : stored) issued_ += e.purpose == "search";
+  RestoredArchive restored = RebuildArchive(records, stored);
+  archive_ = std::move(restored.archive);
+  for (const ProposalRecord& r : records) {
+    next_index_ = std::max(next_index_, r.index + 1);
+    if (r.proposal) {
+      kernel_ids_.insert(KernelId(r.proposal->kernel));
+      if (r.index > 0) proposer_.Observe(*r.proposal);
+    }
+  }
+  for (const ProposalRecord& r : records) {
+    if (r.state == "issued") {  // the proposer was asked when the run was killed: ask again
+      auto a = std::make_unique<Active>();
+      a->index = r.index;
+      a->record = r;
+      a->unparented = r.request.contains("parent") && r.request["parent"].is_null();
+      a->awaiting_proposer = true;
+      if (a->unparented) ++unparented_out_;
+      ProposalRequest request = MakeRequest(r.index, a->unparented);
+      active_[r.index] = std::move(a);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        requests_.push_back(std::move(request));
+      }
+      wake_.notify_all();
+    } else if (r.state == "proposed" && r.proposal) {  // being tuned: go on tuning it
+      auto a = std::make_unique<Active>();
+      a->index = r.index;
+      a->record = r;
+      active_[r.index] = std::move(a);
+      Accept(*active_[r.index], *r.proposal);
+    }
+  }
+}
+
+void Scheduler::StartBaseline() {
+  auto baseline = task_.baseline.find(s_.device.language());
+  if (baseline == task_.baseline.end())
+    throw InputError(task_.dir + "/task.toml", 0, "kernels.baseline",
+                     "no baseline for " + std::string(LanguageName(s_.device.language())));
+  Proposal p;
+  p.kernel = LoadKernelFile(task_.PathOf(baseline->second));
+  p.origin = "baseline " + baseline->second;
+  auto a = std::make_unique<Active>();
+  a->index = next_index_++;
+  a->record.index = a->index;
+  a->record.request = {{"by", "baseline"}, {"parent", nullptr}};
+  Active& ref = *a;
+  active_[a->index] = std::move(a);
+  Accept(ref, p);
+}
+
+ProposalRequest Scheduler::MakeRequest(int index, bool unparented) {
+  ProposalRequest r;
+  r.index = index;
+  r.seed = ProposalSeed(s_.seed, index);
+  r.task = &task_;
+  r.language = s_.device.language();
+  r.device = s_.device;
+  r.peak_bandwidth_gbs = s_.peak_gbs;
+  for (const auto& [cell, e] : archive_.cells()) r.filled_cells.push_back(cell);
+  if (unparented) return r;
+  std::mt19937_64 rng(r.seed);
+  const Elite* parent = archive_.SelectParent(s_.selection, rng);
+  if (!parent) return r;
+  r.parent = *parent;
+  for (const Elite* e : archive_.Inspirations(parent, s_.inspirations, rng))
+    r.inspirations.push_back(*e);
+  // The target: an empty cell next to the parent's (one level away in one dimension), else any
+  // empty cell, else the weakest elite's.
+  std::vector<Cell> near, empty;
+  const auto& dims = descriptors_.dimensions();
+  std::vector<int> sizes;
+  for (const Dimension& d : dims) sizes.push_back(static_cast<int>(d.levels.size()));
+  Cell c(sizes.size(), 0);
+  for (int n = 0; n < descriptors_.CellCount(); ++n) {
+    int rest = n;
+    for (size_t d = sizes.size(); d-- > 0;) {
+      c[d] = rest % sizes[d];
+      rest /= sizes[d];
+    }
+    if (archive_.cells().count(c)) continue;
+    empty.push_back(c);
+    int distance = 0;
+    for (size_t d = 0; d < c.size() && d < parent->cell.size(); ++d)
+      distance += std::abs(c[d] - parent->cell[d]);
+    if (distance == 1) near.push_back(c);
+  }
+  const std::vector<Cell>& pool = near.empty() ? empty : near;
+  TargetCell target;
+  if (!pool.empty()) {
+    target.cell = pool[std::uniform_int_distribution<size_t>(0, pool.size() - 1)(rng)];
+  } else {
+    const Elite* weakest = nullptr;
+    for (const auto& [cell, e] : archive_.cells())
+      if (!weakest || e.speedup < weakest->speedup) weakest = &e;
+    target.cell = weakest->cell;
+    target.speedup = weakest->speedup;
+  }
+  target.description = descriptors_.Describe(target.cell);
+  r.target = target;
+  return r;
+}
+
+void Scheduler::Issue() {
+  auto working = [&] {
+    int n = 0;
+    for (const auto& [index, a] : active_) n += a->awaiting_proposer || a->tuning != nullptr;
+    return n;
+  };
+  while (working() < std::max(1, s_.in_flight) && !BudgetIssued() &&
+         consecutive_empty_ < s_.max_empty_proposals) {
+    bool unparented = proposer_.UnparentedLeft() > unparented_out_;
+    if (!unparented && archive_.empty()) break;  // wait for the baseline to seed the archive
+    IssueOne(unparented);
+  }
+}
+
+void Scheduler::IssueOne(bool unparented) {
+  auto a = std::make_unique<Active>();
+  a->index = next_index_++;
+  a->unparented = unparented;
+  a->awaiting_proposer = true;
+  if (unparented) ++unparented_out_;
+  ProposalRequest request = MakeRequest(a->index, unparented);
+  a->record.index = a->index;
+  a->record.state = "issued";
+  a->record.request = {
+      {"by", proposer_.name()},
+      {"seed", request.seed},
+      {"parent", request.parent ? nlohmann::json{{"kernel_id", request.parent->kernel_id},
+                                                 {"cell", request.parent->cell},
+                                                 {"speedup", request.parent->speedup}}
+                                : nlohmann::json(nullptr)},
+      {"target_cell", request.target ? nlohmann::json{{"cell", request.target->cell},
+                                                      {"description", request.target->description}}
+                                     : nlohmann::json(nullptr)}};
+  nlohmann::json inspirations = nlohmann::json::array();
+  for (const Elite& e : request.inspirations) inspirations.push_back(e.kernel_id);
+  a->record.request["inspirations"] = inspirations;
+  for (SearchCallback* c : callbacks_) c->OnProposal(a->record);
+  active_[a->index] = std::move(a);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    requests_.push_back(std::move(request));
+  }
+  wake_.notify_all();
+}
+
+void Scheduler::Accept(Active& a, const Proposal& p) {
+  a.awaiting_proposer = false;
+  a.proposal = p;
+  a.kernel_id = KernelId(p.kernel);
+  kernel_ids_.insert(a.kernel_id);
+  TuneSettings settings = tune_;
+  settings.budget = {s_.tune_budget, 0};
+  settings.seed = ProposalSeed(s_.seed, a.index, kTuneSalt);
+  try {
+    a.tuning = std::make_unique<TuneTemplate>(a.proposal->kernel, settings);
+  } catch (const std::exception& e) {
+    a.record.proposal = p;
+    Finish(a, "done",
+           {{"error", std::string("its parameter space is empty or invalid: ") + e.what()},
+            {"evaluations", 0}});
+    return;
+  }
+  if (a.record.state != "proposed") {
+    a.record.state = "proposed";
+    a.record.proposal = p;
+    for (SearchCallback* c : callbacks_) c->OnProposal(a.record);
+  }
+}
+
+void Scheduler::Feed() {
+  // Enough candidates out that every builder and every device has one and the next is ready.
+  const int target = judge_.runner_count() * 2 + judge_.build_jobs();
+  std::vector<int> order;
+  for (const auto& [index, a] : active_) order.push_back(index);  // oldest proposals first
+  for (int index : order) {
+    auto it = active_.find(index);
+    if (it == active_.end()) continue;
+    Active& a = *it->second;
+    if (!a.tuning) continue;
+    while (!stopping_ && judge_pending_ < target && !BudgetIssued()) {
+      std::vector<Config> configs = a.tuning->Ask(1);
+      if (configs.empty()) break;
+      const Config& config = configs.front();
+      int seq = a.asked++;
+      std::string key = KeyOf(a.kernel_id, config);
+      if (std::optional<Evaluation> stored = store_.FindEvaluation(key)) {
+        JudgeResult r;
+        r.evaluation = std::move(*stored);
+        OnVerdict(a, seq, config, std::move(r), true);
+        if (!active_.count(index)) break;
+        continue;
+      }
+      ++issued_;
+      ++judge_pending_;
+      ++a.pending;
+      judge_.Submit({a.proposal->kernel, config}, [this, index, seq, config](JudgeResult r) {
+        Event e;
+        e.index = index;
+        e.seq = seq;
+        e.config = config;
+        e.result = std::move(r);
+        Post(std::move(e));
+      });
+    }
+    if (active_.count(index)) MaybeComplete(a);
+  }
+}
+
+void Scheduler::Handle(Event e) {
+  auto it = active_.find(e.index);
+  if (e.is_proposal) {
+    if (it == active_.end()) return;
+    Active& a = *it->second;
+    if (a.unparented) --unparented_out_;
+    if (e.outcome.verdict == ProposalVerdict::kOk &&
+        kernel_ids_.count(KernelId(e.outcome.proposal->kernel))) {
+      e.outcome = ProposalOutcome::NothingNew("the kernel was proposed before in this run");
+    }
+    ++result_.proposal_verdicts[std::string(ProposalVerdictName(e.outcome.verdict))];
+    if (e.outcome.verdict != ProposalVerdict::kOk) {
+      ++consecutive_empty_;
+      a.awaiting_proposer = false;
+      Finish(a, e.outcome.verdict == ProposalVerdict::kBadReply ? "bad_reply" : "nothing_new",
+             {{"reason", e.outcome.reason}, {"evaluations", 0}});
+      return;
+    }
+    consecutive_empty_ = 0;
+    Accept(a, *e.outcome.proposal);
+    return;
+  }
+  --judge_pending_;
+  if (e.result.cancelled) {  // never ran: not a verdict, not charged
+    --issued_;
+    if (it == active_.end()) return;
+    Active& a = *it->second;
+    --a.pending;
+    a.early[e.seq] = std::nullopt;
+    TellInOrder(a);
+    MaybeComplete(a);
+    return;
+  }
+  if (!e.result.tool_error.empty()) {
+    if (tool_error_.empty()) tool_error_ = e.result.tool_error;
+    if (it != active_.end()) --it->second->pending;
+    return;
+  }
+  if (it == active_.end()) return;
+  --it->second->pending;
+  OnVerdict(*it->second, e.seq, e.config, std::move(e.result), false);
+}
+
+void Scheduler::OnVerdict(Active& a, int seq, const Config& config, JudgeResult r,
+                          bool from_store) {
+  Evaluation& ev = r.evaluation;
+  // Classification is a stage of the loop: from the artifact's listing where there is one.
+  if (!from_store && ev.status != Status::kCompileError && ev.status != Status::kInvalidConfig)
+    ev.descriptor =
+        descriptors_.Classify(a.proposal->kernel.language, a.proposal->kernel.source, r.listing);
+  SearchEvaluation e{a.index,
+                     &a.proposal->kernel,
+                     a.kernel_id,
+                     a.proposal->origin,
+                     KeyOf(a.kernel_id, config),
+                     config,
+                     ev,
+                     from_store};
+  for (SearchCallback* c : callbacks_) c->OnEvaluation(e);
+  if (from_store) {
+    ++result_.from_store;
+  } else {
+    ++result_.judged_now;
+    ++result_.verdicts[std::string(StatusName(ev.status))];
+  }
+  ++a.evaluations;
+  if (ev.status == Status::kOk && !ev.descriptor.empty() &&
+      (!a.best || ev.speedup.value_or(0) > a.best->evaluation.speedup.value_or(0)))
+    a.best = e;
+  a.early[seq] = std::make_pair(config, MeasurementOf(ev));
+  TellInOrder(a);
+  MaybeComplete(a);
+}
+
+// The tuner hears its verdicts in the order it asked for them.
+void Scheduler::TellInOrder(Active& a) {
+  while (!a.early.empty() && a.early.begin()->first == a.next_tell) {
+    if (const auto& told = a.early.begin()->second) a.tuning->Tell(told->first, told->second);
+    a.early.erase(a.early.begin());
+    ++a.next_tell;
+  }
+}
+
+void Scheduler::MaybeComplete(Active& a) {
+  // After a tool failure nothing is completed: the store holds the run as a kill would leave it.
+  if (!a.tuning || a.pending > 0 || !a.early.empty() || !tool_error_.empty()) return;
+  if (a.tuning->Done() || BudgetIssued() || stopping_) Complete(a);
+}
+
+void Scheduler::Complete(Active& a) {
+  std::optional<std::pair<Config, Evaluation>> best;
+  if (a.best) best = std::make_pair(a.best->config, a.best->evaluation);
+  ArchiveOffer offer = OfferToArchive(archive_, *a.proposal, a.kernel_id, best);
+  nlohmann::json outcome = {{"evaluations", a.evaluations}, {"improved_archive", offer.improved}};
+  if (offer.elite) {
+    const Elite& e = *offer.elite;
+    store_.OfferArchiveCell(s_.run, {e.cell, CandidateId(e.kernel_id, e.config), e.speedup});
+    outcome["cell"] = e.cell;
+    outcome["speedup"] = e.speedup;
+    outcome["config"] = ConfigToJson(e.config);
+    outcome["device"] = e.device;
+  }
+  if (a.proposal->parent_cell) outcome["beat_parent"] = offer.beat_parent;
+  Finish(a, "done", outcome);
+}
+
+void Scheduler::Finish(Active& a, const std::string& state, nlohmann::json outcome) {
+  a.record.state = state;
+  a.record.outcome = std::move(outcome);
+  if (a.proposal) a.record.proposal = a.proposal;
+  for (SearchCallback* c : callbacks_) c->OnProposal(a.record);
+  active_.erase(a.index);  // `a` is gone after this
+}
 
 }  // namespace
 
-SearchResult RunSearch(const Task& task, Language language, Proposer& proposer, Judge& judge,
-                       Store& store, const SearchSettings& settings, const ProgressFn& progress) {
-  SearchResult result;
-  const Clock::time_point start = Clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-  auto out_of_time = [&] { return settings.seconds > 0 && elapsed() >= settings.seconds; };
-  auto remaining = [&] { return settings.budget - static_cast<int>(result.trace.size()); };
-  const std::string strategy = settings.strategy.empty() ? kDefaultStrategy : settings.strategy;
-  if (!MakeStrategy(strategy))
-    throw InputError("--strategy", 0, settings.strategy, "unknown strategy");
-  std::mt19937_64 rng(settings.seed);
-
-  auto report = [&] {
-    if (!progress) return;
-    SearchProgress p;
-    p.evaluations = static_cast<int>(result.trace.size());
-    p.budget = settings.budget;
-    p.proposals = static_cast<int>(result.proposals.size());
-    p.cells = static_cast<int>(result.archive.cells().size());
-    p.judged_now = result.judged_now;
-    if (const Elite* b = result.archive.Best()) p.best_speedup = b->speedup;
-    p.seconds = elapsed();
-    progress(p);
-  };
-
-  // Tunes one kernel (or measures it once, when it has no parameters) and offers its best
-  // correct configuration to the archive.
-  auto try_kernel = [&](const Proposal& proposal) {
-    const Kernel& kernel = proposal.kernel;
-    nlohmann::json line = {{"origin", proposal.origin}, {"kernel_id", KernelId(kernel)}};
-    std::optional<SearchSpace> space;
-    std::optional<RuledSpace> ruled;
-    const SearchSpace* tuned = nullptr;
-    if (!kernel.params.empty()) {
-      try {
-        space = SearchSpace::FromKernel(kernel, settings.device_env);
-        if (space->size() == 0) throw InputError(kernel.path, 0, "@constraint", "no valid config");
-      } catch (const std::exception& e) {
-        line["error"] = std::string("its parameter space is empty or invalid: ") + e.what();
-        result.proposals.push_back(line);
-        return;
-      }
-      RuleContext context = settings.rule_context;
-      context.source = kernel.source;
-      context.defaults = kernel.ResolveConfig({});
-      ruled = ApplyRules(settings.rules, context, *space);
-      tuned = &ruled->space;
-    }
-    StoredObjective objective(judge, store, settings, kernel, tuned, proposal.origin, result,
-                              report);
-    const int evaluations_before = static_cast<int>(result.trace.size());
-    if (!tuned) {
-      objective.Measure({});
-    } else {
-      int budget = std::min(settings.tune_budget, remaining());
-      double seconds = settings.seconds > 0 ? std::max(1e-3, settings.seconds - elapsed()) : 0;
-      // Each tuning session draws its seed from the run's stream, so a run stays repeatable.
-      TuningSession session(*tuned, {budget, seconds}, MakeStrategy(strategy), rng());
-      std::vector<Point> start =
-          StartingPoints(*tuned, kernel.ResolveConfig({}), ruled->try_first, budget);
-      // What the tuner will measure: its starting points (after the first, which is measured at
-      // once), then the rest of a small space, which its strategy picks from.
-      std::vector<Config> expected;
-      for (size_t i = 1; i < start.size(); ++i) expected.push_back(tuned->ToConfig(start[i]));
-      if (tuned->product_size() <= SearchSpace::kEnumerateLimit) {
-        for (const Point& p : tuned->points()) {
-          if (expected.size() >= kExpectAtMost) break;
-          if (std::find(start.begin(), start.end(), p) == start.end())
-            expected.push_back(tuned->ToConfig(p));
-        }
-      }
-      judge.Expect(kernel, expected);
-      session.MeasureFirst(start);
-      RunSession(session, objective);
-    }
-    line["evaluations"] = static_cast<int>(result.trace.size()) - evaluations_before;
-    const SearchEvaluation* best = objective.best();
-    bool improved = false;
-    Cell cell;
-    if (best && !best->evaluation.descriptor.empty()) {
-      Elite e;
-      e.cell = best->evaluation.descriptor;
-      e.kernel = kernel;
-      e.config = best->config;
-      e.speedup = best->evaluation.speedup.value_or(0);
-      e.time_ms = best->evaluation.time ? best->evaluation.time->median_ms : 0;
-      e.kernel_id = best->kernel_id;
-      e.origin = proposal.origin;
-      e.mutations = proposal.mutations;
-      cell = e.cell;
-      improved = result.archive.Offer(e);
-      store.OfferArchiveCell(settings.run, {e.cell, CandidateId(e.kernel_id, e.config), e.speedup});
-      line["cell"] = e.cell;
-      line["speedup"] = e.speedup;
-      line["config"] = ConfigToJson(e.config);
-    }
-    if (proposal.parent_cell) {
-      double parent_speedup = 0;
-      if (auto it = result.archive.cells().find(*proposal.parent_cell);
-          it != result.archive.cells().end())
-        parent_speedup = it->second.speedup;
-      bool beat = best && best->evaluation.speedup.value_or(0) > parent_speedup;
-      result.archive.RecordChild(*proposal.parent_cell, best ? cell : *proposal.parent_cell,
-                                 improved, beat);
-    }
-    line["improved_archive"] = improved;
-    result.proposals.push_back(line);
-    if (objective.judged_any_now()) store.AddEvent(settings.run, "proposal", line);
-    report();
-  };
-
-  // The baseline seeds the archive.
-  auto baseline = task.baseline.find(language);
-  if (baseline == task.baseline.end())
-    throw InputError(task.dir + "/task.toml", 0, "kernels.baseline",
-                     "no baseline for " + std::string(LanguageName(language)));
-  Proposal seed;
-  seed.kernel = LoadKernelFile(task.PathOf(baseline->second));
-  seed.origin = "baseline " + baseline->second;
-  try_kernel(seed);
-
-  int empty = 0;
-  while (true) {
-    if (remaining() <= 0) {
-      result.stop_reason = "budget spent";
-      break;
-    }
-    if (out_of_time()) {
-      result.stop_reason = "time budget spent";
-      break;
-    }
-    const Elite* parent =
-        proposer.HasUnparented() ? nullptr : result.archive.SelectParent(settings.selection, rng);
-    ProposalContext context{task, language, parent,
-                            result.archive.Inspirations(parent, settings.inspirations, rng),
-                            &result.archive};
-    std::optional<Proposal> proposal = proposer.Propose(context, rng);
-    if (!proposal) {
-      if (++empty >= settings.max_empty_proposals) {
-        result.stop_reason = "the proposer had nothing new for any parent";
-        break;
-      }
-      continue;
-    }
-    empty = 0;
-    try_kernel(*proposal);
-  }
-  result.seconds = elapsed();
-  return result;
+SearchResult RunSearch(const Task& task, Proposer& proposer, Judge& judge, Store& store,
+                       const DescriptorSpace& descriptors, const SearchSettings& settings,
+                       const std::vector<SearchCallback*>& callbacks) {
+  Scheduler scheduler(task, proposer, judge, store, descriptors, settings, callbacks);
+  return scheduler.Run();
 }
 
 }  // namespace kf

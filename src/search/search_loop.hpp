@@ -1,86 +1,98 @@
 #pragma once
-// The search loop (MAP-Elites, steady state): the baseline seeds the archive; then, until the
-// budget is spent, a parent is selected from the archive with inspirations from other cells, the
-// proposer turns them into a new template, the tuner searches that template's configurations with
-// a per-proposal budget (two-level search), and the best correct configuration is offered to the
-// archive at the cell the evaluator classified it in.
+// The search (MAP-Elites, steady state, asynchronous). The task's baseline is proposal 0 and
+// seeds the archive; then up to `in_flight` proposals are out at once: for each, a parent and
+// inspirations are selected from the archive (a value snapshot) with a target cell, the proposer
+// is asked on a worker thread, and the kernel that comes back is tuned ask/tell (a TuneTemplate
+// per proposal); the scheduler keeps enough candidates at the judge that its builders and every
+// device stay busy. Each verdict is classified (a stage of the loop, from the artifact's
+// listing), passed through the callbacks (the store first), and told to its proposal's tuner in
+// the order the tuner asked; a proposal whose tuning is done offers its best correct
+// configuration to the archive.
 //
-// Every evaluation goes through the store first: a candidate already judged in this run is
-// answered from there. The loop's choices depend only on the seed and on verdicts, so a resumed
-// run replays its stored verdicts to the point where it was killed and goes on from there, with
-// nothing judged twice and nothing lost.
+// Every proposal and verdict is in the store as it happens. A resumed run rebuilds the archive
+// and the proposer's state from the store, re-submits what was in flight, and judges nothing
+// twice: a candidate already judged in the run is answered from the store. Each proposal draws
+// its random choices from its own stream (the run's seed and its index), so `in_flight = 1`
+// gives one order for a seed.
 
-#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "core/device_info.hpp"
 #include "core/evaluation.hpp"
 #include "core/task.hpp"
+#include "eval/judge.hpp"
 #include "propose/proposer.hpp"
 #include "search/archive.hpp"
+#include "search/classifier.hpp"
 #include "store/store.hpp"
 #include "tune/rules.hpp"
 
 namespace kf {
 
-// Judges one candidate: the supervised executor in a live run.
-class Judge {
- public:
-  virtual ~Judge() = default;
-  virtual Evaluation Evaluate(const Kernel& kernel, const Config& config) = 0;
-  // The candidates the search expects to evaluate next, most likely first; a judge may compile
-  // them ahead. Nothing is judged by this call.
-  virtual void Expect(const Kernel& kernel, const std::vector<Config>& configs) {
-    (void)kernel;
-    (void)configs;
-  }
-};
-
 struct SearchSettings {
   std::string run;                                          // the store's run
-  std::string device;                                       // part of every evaluation key
-  nlohmann::json eval_settings = nlohmann::json::object();  // sizes, seeds: part of every key
-  int budget = 60;                                          // evaluations, the baseline's included
-  double seconds = 0;                                       // wall-clock limit; 0 = none
-  int tune_budget = 4;                                      // evaluations per proposal
+  std::string devices;                                      // the run's devices: in every key
+  nlohmann::json eval_settings = nlohmann::json::object();  // sizes, seeds: in every key
+  int budget = 60;      // evaluations of the run (the baseline's included; a resumed run's too)
+  double seconds = 0;   // wall-clock limit of this invocation; 0 = none
+  int tune_budget = 4;  // evaluations per proposal
+  int in_flight = 1;    // proposals out at once
   uint64_t seed = 1;
   Selection selection = Selection::kUniform;
   int inspirations = 2;
   std::string strategy;          // tuning strategy ("" = the default)
-  int max_empty_proposals = 25;  // consecutive parents that gave nothing new, before stopping
+  int max_empty_proposals = 25;  // proposals in a row that gave nothing, before stopping
   Env device_env;                // device properties and benchmark sizes, for constraints
   RuleContext rule_context;      // op class and device; the kernel's part is filled per proposal
   std::vector<Rule> rules;
+  DeviceInfo device;  // what proposal requests describe (the first device)
+  double peak_gbs = 0;
 };
 
 struct SearchEvaluation {
-  std::string kernel_id, origin;
+  int proposal = -1;
+  const Kernel* kernel = nullptr;  // valid during the callback
+  std::string kernel_id, origin, key;
   Config config;
   Evaluation evaluation;
-  bool from_store = false;  // replayed from the store (a resumed run), not judged now
+  bool from_store = false;  // answered from the store (a resumed run), not judged now
 };
 
 struct SearchProgress {
-  int evaluations = 0, budget = 0, proposals = 0, cells = 0, judged_now = 0;
+  int evaluations = 0, budget = 0, judged_now = 0;
+  int proposals = 0, proposals_out = 0, candidates_out = 0, cells = 0;
   double best_speedup = 0, seconds = 0;
+};
+
+// What happens after a verdict or a proposal's change of state: the store, the archive's events,
+// the progress line. Called on the search's own thread, in the order given.
+class SearchCallback {
+ public:
+  virtual ~SearchCallback() = default;
+  virtual void OnEvaluation(const SearchEvaluation& e) { (void)e; }
+  virtual void OnProposal(const ProposalRecord& record) { (void)record; }
+  virtual void OnProgress(const SearchProgress& p) { (void)p; }
 };
 
 struct SearchResult {
   Archive archive;
-  std::vector<SearchEvaluation> trace;
-  std::vector<nlohmann::json> proposals;  // one line each: origin, kernel id, cell, best speedup
+  int evaluations = 0;  // of the run, in the store
   int judged_now = 0, from_store = 0;
-  std::map<std::string, int> verdicts;
+  std::map<std::string, int> verdicts;           // of this invocation's evaluations
+  std::map<std::string, int> proposal_verdicts;  // ok, nothing_new, bad_reply (this invocation)
+  int proposals = 0;                             // of the run
   double seconds = 0;
   std::string stop_reason;
 };
 
-using ProgressFn = std::function<void(const SearchProgress&)>;
+SearchResult RunSearch(const Task& task, Proposer& proposer, Judge& judge, Store& store,
+                       const DescriptorSpace& descriptors, const SearchSettings& settings,
+                       const std::vector<SearchCallback*>& callbacks = {});
 
-SearchResult RunSearch(const Task& task, Language language, Proposer& proposer, Judge& judge,
-                       Store& store, const SearchSettings& settings,
-                       const ProgressFn& progress = nullptr);
+// The seed of proposal `index`'s random stream ("tune" salts the tuner's).
+uint64_t ProposalSeed(uint64_t run_seed, int index, uint64_t salt = 0);
 
 }  // namespace kf

@@ -1,9 +1,9 @@
 #pragma once
-// The Store: everything a run produces — the run, kernels, candidates, evaluations, archive cells
-// and events — keyed so that every write is idempotent: a kernel by the hash of its source, a
-// candidate by kernel and configuration, an evaluation by candidate, device and evaluation
-// settings. A redelivered job or a resumed run never duplicates a result. Implementations:
-// SQLite (sqlite/, the default), PostgreSQL (later).
+// The Store: everything a run produces — the run, kernels, candidates, evaluations, proposals,
+// archive cells and events — keyed so that every write is idempotent: a kernel by the hash of its
+// source, a candidate by kernel and configuration, an evaluation by candidate, device and
+// evaluation settings, a proposal by its run and index. A redelivered job or a resumed run never
+// duplicates a result. Implementations: SQLite (sqlite/, the default), PostgreSQL (later).
 
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "core/evaluation.hpp"
+#include "core/identity.hpp"
 #include "core/kernel.hpp"
+#include "core/proposal.hpp"
 
 namespace kf {
 
@@ -22,11 +24,31 @@ struct RunInfo {
   std::string created_at;  // filled by the store
 };
 
+// Why an evaluation was made: the search's (for one proposal; -1 for the baseline seed) or the
+// final re-verification's.
+struct EvaluationPurpose {
+  int proposal = -1;
+  std::string purpose = "search";  // "search" | "final"
+};
+
 struct StoredEvaluation {
   long long seq = 0;  // order of insertion within the run
   std::string key, candidate_id, kernel_id;
   Config config;
   Evaluation evaluation;
+  int proposal = -1;
+  std::string purpose = "search";
+};
+
+// One proposal of a run, as it moves on: "issued" (asked of the proposer), "proposed" (a kernel
+// came back: being tuned), then "done", "nothing_new" or "bad_reply".
+struct ProposalRecord {
+  int index = 0;
+  std::string state;
+  nlohmann::json request = nlohmann::json::object();  // parent, inspirations, target cell, seed
+  std::optional<Proposal> proposal;                   // once proposed
+  nlohmann::json outcome = nlohmann::json::object();  // verdict, reason, evaluations, best, ...
+  long long done_seq = 0;                             // order of completion (0 while not done)
 };
 
 struct ArchiveEntry {
@@ -34,12 +56,6 @@ struct ArchiveEntry {
   std::string candidate_id;
   double speedup = 0;
 };
-
-std::string KernelId(const Kernel& kernel);
-std::string CandidateId(const std::string& kernel_id, const Config& config);
-// Device and evaluation settings (sizes, seeds, timing) decide whether two verdicts are the same.
-std::string EvaluationKey(const std::string& candidate_id, const std::string& device,
-                          const nlohmann::json& settings);
 
 class Store {
  public:
@@ -53,10 +69,17 @@ class Store {
 
   // Each returns false when the record was already there (nothing is written twice).
   virtual bool PutKernel(const Kernel& kernel) = 0;
+  virtual std::optional<Kernel> FindKernel(const std::string& kernel_id) = 0;
   virtual bool PutEvaluation(const std::string& run, const Kernel& kernel, const Config& config,
-                             const std::string& key, const Evaluation& evaluation) = 0;
+                             const std::string& key, const Evaluation& evaluation,
+                             const EvaluationPurpose& purpose = {}) = 0;
   virtual std::optional<Evaluation> FindEvaluation(const std::string& key) = 0;
   virtual std::vector<StoredEvaluation> RunEvaluations(const std::string& run) = 0;
+
+  // Writes the proposal's current state (insert or replace by run and index); a proposal that
+  // reaches a final state gets the next completion number.
+  virtual void PutProposal(const std::string& run, const ProposalRecord& record) = 0;
+  virtual std::vector<ProposalRecord> RunProposals(const std::string& run) = 0;
 
   // Keeps the candidate with the higher speedup for the cell; true when it replaced or filled it.
   virtual bool OfferArchiveCell(const std::string& run, const ArchiveEntry& entry) = 0;

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <numeric>
 
-#include "core/evaluation_json.hpp"
+#include "core/codec.hpp"
 #include "core/input_error.hpp"
 #include "core/toml_file.hpp"
 

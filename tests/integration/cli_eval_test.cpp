@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -107,6 +108,15 @@ class Backends : public ::testing::Test {
     Result r = Eval(backend, Data("rope_nan" ext));                                             \
     EXPECT_EQ(r.json["status"], "nan") << r.json.dump(2);                                       \
     EXPECT_GT(r.json["nan_count"].get<long long>(), 0);                                         \
+  }                                                                                             \
+  TEST_F(Suite, ACompilePastItsDeadlineIsACompileErrorSayingSo) {                               \
+    auto start = std::chrono::steady_clock::now();                                              \
+    Result r = Eval(backend, Data("slow_compile" ext), "--compile-timeout 2");                  \
+    EXPECT_EQ(r.json["status"], "compile_error") << r.json.dump(2);                             \
+    EXPECT_NE(r.json["reason"].get<std::string>().find("ran past its deadline of 2 s"),         \
+              std::string::npos)                                                                \
+        << r.json["reason"];                                                                    \
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));              \
   }
 
 BACKEND_TESTS(OpenCLEval, "opencl", ".cl")

@@ -1,6 +1,7 @@
-// The bad-kernel corpus through the supervised executor: every kernel must get its verdict and
-// reason (tests/data/corpus/corpus.toml), and a search-sized stream of bad kernels mixed with
-// good ones must end with every good kernel `ok` and no executor process left behind.
+// The bad-kernel corpus through the judge (builders where the backend compiles offline, the
+// supervised executor): every kernel must get its verdict and reason
+// (tests/data/corpus/corpus.toml), and a search-sized stream of bad kernels mixed with good ones
+// must end with every good kernel `ok` and no worker process left behind.
 
 #include "eval/corpus.hpp"
 
@@ -15,8 +16,9 @@
 #include <sstream>
 
 #include "core/task.hpp"
-#include "eval/executor.hpp"
+#include "eval/judge.hpp"
 #include "kf_process.hpp"
+#include "search/classifier.hpp"
 
 namespace kf {
 namespace {
@@ -62,8 +64,12 @@ class Corpus : public ::testing::TestWithParam<const char*> {
   void SetUp() override {
     setenv("KF_CACHE_DIR", KF_TEST_CACHE, 1);
     try {
-      supervisor_ = std::make_unique<Supervisor>(FastOptions(GetParam()));
-    } catch (const ExecutorError& e) {
+      JudgeOptions options;
+      options.executor = FastOptions(GetParam());
+      options.devices = {GetParam()};
+      options.build_jobs = 2;
+      judge_ = std::make_unique<DeviceJudge>(task_, options);
+    } catch (const WorkerError& e) {
       if (e.exit_code() == 3) GTEST_SKIP() << "no " << GetParam() << " device here: " << e.what();
       throw;
     }
@@ -71,7 +77,8 @@ class Corpus : public ::testing::TestWithParam<const char*> {
     entries_ = LoadCorpus(std::string(KF_TEST_DATA) + "/corpus/corpus.toml", lang_);
   }
 
-  std::unique_ptr<Supervisor> supervisor_;
+  Task task_ = LoadTask(std::string(KF_TASKS) + "/rope_llama3");
+  std::unique_ptr<DeviceJudge> judge_;
   Language lang_ = Language::kOpenCL;
   std::vector<CorpusEntry> entries_;
 };
@@ -83,10 +90,10 @@ TEST_P(Corpus, EveryKernelGetsItsVerdictAndReason) {
     Kernel k = LoadKernelFile(e.path);
     items.push_back({k, k.ResolveConfig({}), &e});
   }
-  StreamResult r = RunStream(*supervisor_, items);
+  StreamResult r = RunStream(*judge_, items);
   for (const auto& f : r.failures) ADD_FAILURE() << f;
   EXPECT_EQ(r.evaluated, static_cast<int>(entries_.size()));
-  EXPECT_GE(supervisor_->counters().restarts, 3);  // the loop and the crashes each cost an executor
+  EXPECT_GE(judge_->counters().restarts, 3);  // the loop and the crashes each cost an executor
 }
 
 TEST_P(Corpus, StreamOfHundredsKeepsEveryGoodKernelOkAndLeavesNoExecutor) {
@@ -108,9 +115,9 @@ TEST_P(Corpus, StreamOfHundredsKeepsEveryGoodKernelOkAndLeavesNoExecutor) {
       for (int j = 0; j < 2; ++j) items.push_back(good[g++ % good.size()]);
     }
   }
-  StreamResult r = RunStream(*supervisor_, items);
+  StreamResult r = RunStream(*judge_, items);
   for (const auto& f : r.failures) ADD_FAILURE() << f;
-  ExecutorCounters c = supervisor_->counters();
+  ExecutorCounters c = judge_->counters();
   fmt::print(
       "stream: {} evaluations in {:.1f} s; verdicts {}; executor starts {}, restarts {}, "
       "{:.1f} s lost to faults\n",
@@ -118,32 +125,36 @@ TEST_P(Corpus, StreamOfHundredsKeepsEveryGoodKernelOkAndLeavesNoExecutor) {
       c.fault_seconds);
   EXPECT_GE(r.evaluated, 200);
   EXPECT_EQ(r.count_by_status["ok"], static_cast<int>(items.size() - items.size() / 3));
-  supervisor_.reset();
-  EXPECT_TRUE(ChildProcesses().empty()) << "executor processes left behind";
+  judge_.reset();
+  EXPECT_TRUE(ChildProcesses().empty()) << "worker processes left behind";
 }
 
-TEST_P(Corpus, AKilledSupervisorTakesItsExecutorWithIt) {
-  pid_t executor = supervisor_->executor_pid();
-  ASSERT_GT(executor, 0);
-  EXPECT_EQ(kill(executor, 0), 0);
-  supervisor_.reset();  // closes the channel: the executor exits
+TEST_P(Corpus, ADestroyedJudgeTakesItsWorkersWithIt) {
+  Kernel k = LoadKernelFile(task_.PathOf(lang_ == Language::kCuda ? "baseline.cu" : "baseline.cl"));
+  ASSERT_EQ(judge_->Evaluate({k, k.ResolveConfig({})}).evaluation.status, Status::kOk);
+  std::vector<int> workers = ChildProcesses();
+  ASSERT_FALSE(workers.empty());
+  judge_.reset();  // closes every channel: the executor and the builders exit
   usleep(200000);
-  EXPECT_NE(kill(executor, 0), 0) << "executor " << executor << " outlived its supervisor";
+  for (int pid : workers) EXPECT_NE(kill(pid, 0), 0) << "worker " << pid << " outlived its judge";
 }
 
 TEST_P(Corpus, EveryBundledTemplateIsCorrectAndTheyFillDifferentCells) {
-  Task task = LoadTask(std::string(KF_TASKS) + "/rope_llama3");
-  const auto& files = task.templates[lang_];
+  const auto& files = task_.templates[lang_];
   ASSERT_GE(files.size(), 5u);
+  DescriptorSpace descriptors = DescriptorSpace::Load(DefaultDescriptorFile());
   std::set<std::vector<int>> cells;
   for (const std::string& f : files) {
-    Kernel k = LoadKernelFile(task.PathOf(f));
-    Evaluation ev = supervisor_->Evaluate(k, k.ResolveConfig({}));
-    EXPECT_EQ(ev.status, Status::kOk) << f << ": " << ev.reason;
-    ASSERT_EQ(ev.descriptor.size(), 3u) << f;
-    cells.insert(ev.descriptor);
-    fmt::print("template {}: cell [{}, {}, {}]\n", f, ev.descriptor[0], ev.descriptor[1],
-               ev.descriptor[2]);
+    Kernel k = LoadKernelFile(task_.PathOf(f));
+    JudgeResult r = judge_->Evaluate({k, k.ResolveConfig({})});
+    EXPECT_EQ(r.evaluation.status, Status::kOk) << f << ": " << r.evaluation.reason;
+    if (lang_ == Language::kCuda) {
+      EXPECT_FALSE(r.listing.empty()) << "no PTX came back for " << f;
+    }
+    std::vector<int> cell = descriptors.Classify(lang_, k.source, r.listing);
+    ASSERT_EQ(cell.size(), 3u) << f;
+    cells.insert(cell);
+    fmt::print("template {}: cell [{}, {}, {}]\n", f, cell[0], cell[1], cell[2]);
   }
   EXPECT_GE(cells.size(), 4u);
 }

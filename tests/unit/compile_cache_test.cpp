@@ -84,18 +84,17 @@ TEST_F(CompileCacheTest, KeyCoversEverythingThatDecidesTheArtifact) {
 TEST_F(CompileCacheTest, RepeatedCandidatesCompileOnce) {
   CompileCache cache(dir_.string());
   CountingDevice dev;
-  bool hit = true;
-  CompileResult a = CompileCached(dev, cache, {"kernel source", "f", {}}, &hit);
+  CompileResult a = CompileCached(dev, cache, {"kernel source", "f", {}});
   EXPECT_TRUE(a.ok);
-  EXPECT_FALSE(hit);
-  CompileResult b = CompileCached(dev, cache, {"kernel source", "f", {}}, &hit);
-  EXPECT_TRUE(hit);
+  EXPECT_FALSE(a.cache_hit);
+  CompileResult b = CompileCached(dev, cache, {"kernel source", "f", {}});
+  EXPECT_TRUE(b.cache_hit);
   EXPECT_EQ(dev.compiles, 1);
   EXPECT_EQ(b.artifact.binary, a.artifact.binary);
   EXPECT_EQ(b.artifact.symbol, "f");
   // Failures are not cached: the log must be there every time.
-  CompileCached(dev, cache, {"an error", "f", {}}, &hit);
-  CompileResult c = CompileCached(dev, cache, {"an error", "f", {}}, &hit);
+  CompileCached(dev, cache, {"an error", "f", {}});
+  CompileResult c = CompileCached(dev, cache, {"an error", "f", {}});
   EXPECT_FALSE(c.ok);
   EXPECT_EQ(c.log, "syntax error");
   EXPECT_EQ(dev.compiles, 3);
@@ -103,6 +102,35 @@ TEST_F(CompileCacheTest, RepeatedCandidatesCompileOnce) {
   for (const auto& e : fs::directory_iterator(dir_ / "compile")) {
     EXPECT_EQ(e.path().extension(), ".bin") << e.path();
   }
+}
+
+// A builder process compiles with an offline compiler for the device it was told of; the executor
+// on that device must find the artifact under the same key, and the other way round.
+TEST_F(CompileCacheTest, ABuildersArtifactIsTheDevicesAndTheOtherWayRound) {
+  class Offline : public Compiler {
+   public:
+    CompileResult Compile(const CompileRequest& r) override {
+      ++compiles;
+      CompileResult c;
+      c.ok = true;
+      c.artifact.symbol = r.entry;
+      c.artifact.binary.push_back(std::byte{42});
+      return c;
+    }
+    int compiles = 0;
+  };
+  CompileCache cache(dir_.string());
+  CountingDevice dev;
+  Offline builder;
+  CompileResult built = CompileCached(builder, dev.info(), cache, {"kernel a", "f", {}});
+  EXPECT_FALSE(built.cache_hit);
+  CompileResult found = CompileCached(dev, cache, {"kernel a", "f", {}});
+  EXPECT_TRUE(found.cache_hit);
+  EXPECT_EQ(found.artifact.binary, built.artifact.binary);
+  EXPECT_EQ(dev.compiles, 0);
+  CompileCached(dev, cache, {"kernel b", "f", {}});
+  EXPECT_TRUE(CompileCached(builder, dev.info(), cache, {"kernel b", "f", {}}).cache_hit);
+  EXPECT_EQ(builder.compiles, 1);
 }
 
 TEST_F(CompileCacheTest, CorruptOrTruncatedEntriesAreMisses) {
@@ -133,9 +161,8 @@ TEST_F(CompileCacheTest, TheListingTravelsWithTheBinary) {
 TEST_F(CompileCacheTest, EmptyDirDisablesTheCache) {
   CompileCache cache("");
   CountingDevice dev;
-  bool hit = false;
-  CompileCached(dev, cache, {"s", "f", {}}, &hit);
-  CompileCached(dev, cache, {"s", "f", {}}, &hit);
+  CompileCached(dev, cache, {"s", "f", {}});
+  CompileCached(dev, cache, {"s", "f", {}});
   EXPECT_EQ(dev.compiles, 2);
 }
 

@@ -1,18 +1,23 @@
 // The search: archive and parent selection, the source mutations, the built-in proposer, and the
-// loop itself on a synthetic judge (deterministic for a seed; a killed run resumes from the store
-// with nothing judged twice).
+// loop itself on a synthetic judge (deterministic for a seed with one proposal in flight; many in
+// flight on several devices keep the budget; a stopped run resumes from the store with nothing
+// judged twice).
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "core/task.hpp"
 #include "propose/builtin/builtin_proposer.hpp"
 #include "propose/builtin/mutations.hpp"
 #include "search/archive.hpp"
 #include "search/classifier.hpp"
+#include "search/run_summary.hpp"
 #include "search/search_loop.hpp"
 #include "store/store.hpp"
 
@@ -158,33 +163,109 @@ TEST(Kernel, WithDefaultsMakesAConfigurationTheFilesOwn) {
   EXPECT_EQ(best.params[0].values, vec8.params[0].values);
 }
 
-// A deterministic stand-in for the device: the verdict is a function of source and config.
+// A deterministic stand-in for the judge: the verdict is a function of source and config. It
+// answers at once, in order, or (shuffled) from its own thread in a random order, as several
+// devices would; after `tool_error_after` verdicts it fails as a broken executor would.
 class SyntheticJudge : public Judge {
  public:
-  explicit SyntheticJudge(int fail_after = -1) : fail_after_(fail_after) {}
-  Evaluation Evaluate(const Kernel& kernel, const Config& config) override {
-    if (fail_after_ >= 0 && judged_ >= fail_after_) throw std::runtime_error("killed");
+  explicit SyntheticJudge(int runners = 1, bool shuffled = false, int tool_error_after = -1,
+                          std::chrono::microseconds delay = std::chrono::microseconds(200))
+      : runners_(runners), shuffled_(shuffled), tool_error_after_(tool_error_after), delay_(delay) {
+    if (shuffled_) thread_ = std::thread([this] { Deliver(); });
+  }
+  ~SyntheticJudge() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  void Submit(Candidate c, Done done, int) override {
+    JudgeResult r = Verdict(c);
+    if (!shuffled_) {
+      done(std::move(r));
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      pending_.emplace_back(std::move(done), std::move(r));
+      pending_kernels_.push_back(c.kernel.source);
+      std::set<std::string> distinct(pending_kernels_.begin(), pending_kernels_.end());
+      max_kernels_out_ = std::max(max_kernels_out_, static_cast<int>(distinct.size()));
+    }
+    wake_.notify_all();
+  }
+  int runner_count() const override { return runners_; }
+  void CancelPending() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [done, r] : pending_) {
+      if (!r.tool_error.empty() || r.cancelled) continue;
+      r = JudgeResult{};
+      r.cancelled = true;
+      --judged_;
+      ++cancelled_;
+    }
+  }
+  int judged() const { return judged_; }
+  int cancelled() const { return cancelled_; }
+  // The most kernels (so proposals) among the candidates waiting at once.
+  int max_kernels_out() const { return max_kernels_out_; }
+
+ private:
+  JudgeResult Verdict(const Candidate& c) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    JudgeResult r;
+    if (tool_error_after_ >= 0 && judged_ >= tool_error_after_) {
+      r.tool_error = "the executor cannot start again";
+      return r;
+    }
     ++judged_;
-    std::string text = kernel.source + ConfigToString(config);
+    std::string text = c.kernel.source + ConfigToString(c.config);
     uint64_t h = XXH3_64bits(text.data(), text.size());
-    Evaluation ev;
-    ev.config = config;
+    Evaluation& ev = r.evaluation;
+    ev.config = c.config;
+    r.runner = static_cast<int>(h % static_cast<uint64_t>(runners_));
+    ev.device = "synthetic:" + std::to_string(r.runner);
     if (h % 7 == 0) {
       ev.status = Status::kCompileError;
-      return ev;
+      return r;
     }
     double ms = 1.0 + static_cast<double>(h % 1000) / 100.0;
     ev.time = TimingStats{ms, ms, ms, 10};
     ev.baseline_time = TimingStats{5, 5, 5, 10};
     ev.speedup = 5 / ms;
-    ev.descriptor = descriptors_.Classify(kernel.language, kernel.source, "");
-    return ev;
+    return r;
   }
-  int judged() const { return judged_; }
+  void Deliver() {
+    std::mt19937_64 rng(3);
+    for (;;) {
+      std::pair<Done, JudgeResult> next;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return stop_ || !pending_.empty(); });
+        if (stop_ && pending_.empty()) return;
+        size_t i = std::uniform_int_distribution<size_t>(0, pending_.size() - 1)(rng);
+        next = std::move(pending_[i]);
+        pending_.erase(pending_.begin() + static_cast<long>(i));
+        pending_kernels_.erase(pending_kernels_.begin() + static_cast<long>(i));
+      }
+      if (!next.second.cancelled) std::this_thread::sleep_for(delay_);
+      next.first(std::move(next.second));
+    }
+  }
 
- private:
-  DescriptorSpace descriptors_ = DescriptorSpace::Load(KF_DESCRIPTORS);
-  int fail_after_, judged_ = 0;
+  int runners_;
+  bool shuffled_;
+  int tool_error_after_;
+  std::chrono::microseconds delay_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<std::pair<Done, JudgeResult>> pending_;
+  bool stop_ = false;
+  std::vector<std::string> pending_kernels_;  // the kernel of each pending_ entry
+  int judged_ = 0, max_kernels_out_ = 0, cancelled_ = 0;
+  std::thread thread_;
 };
 
 struct TempStore {
@@ -197,83 +278,169 @@ struct TempStore {
   static inline int n = 0;
 };
 
-SearchSettings Settings(const std::string& run, int budget) {
+SearchSettings Settings(const std::string& run, int budget, int in_flight = 1) {
   SearchSettings s;
   s.run = run;
-  s.device = "synthetic";
+  s.devices = "synthetic";
+  s.device.backend = "opencl";
   s.budget = budget;
   s.tune_budget = 3;
+  s.in_flight = in_flight;
   s.seed = 11;
   s.device_env.Set("max_work_group_size", 1024);
   for (const char* k : {"B", "S", "Hq", "Hkv", "D"}) s.device_env.Set(k, 64);
   return s;
 }
 
-std::vector<std::string> Sequence(const SearchResult& r) {
+// The run's evaluations in the store's order: what was judged, and in which order.
+std::vector<std::string> Sequence(Store& store, const std::string& run) {
   std::vector<std::string> out;
-  for (const SearchEvaluation& e : r.trace) out.push_back(e.kernel_id + ConfigToString(e.config));
+  for (const StoredEvaluation& e : store.RunEvaluations(run))
+    out.push_back(e.kernel_id + ConfigToString(e.config));
   return out;
 }
 
 SearchResult Search(Store& store, Judge& judge, const SearchSettings& s) {
-  BuiltinProposer proposer(DescriptorSpace::Load(KF_DESCRIPTORS));
   Task task = Rope();
-  store.OpenRun({s.run, task.name, s.device, {}, ""});
-  return RunSearch(task, Language::kOpenCL, proposer, judge, store, s);
+  DescriptorSpace descriptors = DescriptorSpace::Load(KF_DESCRIPTORS);
+  BuiltinProposer proposer(task, Language::kOpenCL, [&](const Kernel& k) {
+    return descriptors.Classify(k.language, k.source, "");
+  });
+  store.OpenRun({s.run, task.name, s.devices, {}, ""});
+  return RunSearch(task, proposer, judge, store, descriptors, s);
 }
 
 TEST(SearchLoop, SpendsTheBudgetFillsCellsAndIsDeterministicForASeed) {
   TempStore a, b;
   SyntheticJudge ja, jb;
-  SearchResult ra = Search(*OpenStore(a.path), ja, Settings("r", 40));
-  SearchResult rb = Search(*OpenStore(b.path), jb, Settings("r", 40));
-  EXPECT_EQ(ra.trace.size(), 40u);
+  auto sa = OpenStore(a.path), sb = OpenStore(b.path);
+  SearchResult ra = Search(*sa, ja, Settings("r", 40));
+  SearchResult rb = Search(*sb, jb, Settings("r", 40));
+  EXPECT_EQ(ra.evaluations, 40);
   EXPECT_EQ(ra.judged_now, 40);
-  EXPECT_EQ(Sequence(ra), Sequence(rb));
+  EXPECT_EQ(Sequence(*sa, "r"), Sequence(*sb, "r"));
   EXPECT_EQ(ra.stop_reason, "budget spent");
   // The baseline first, then every OpenCL template, then mutations of elites.
-  EXPECT_EQ(ra.proposals.front()["origin"], "baseline baseline.cl");
-  EXPECT_EQ(ra.proposals[1]["origin"], "template rope_elem.cl");
+  std::vector<ProposalRecord> proposals = sa->RunProposals("r");
+  ASSERT_GE(proposals.size(), 3u);
+  EXPECT_EQ(proposals[0].proposal->origin, "baseline baseline.cl");
+  EXPECT_EQ(proposals[1].proposal->origin, "template rope_elem.cl");
   bool mutated = false;
-  for (const auto& p : ra.proposals)
-    mutated = mutated || p["origin"].get<std::string>().find(" of ") != std::string::npos;
+  for (const ProposalRecord& p : proposals)
+    mutated = mutated || (p.proposal && p.proposal->origin.find(" of ") != std::string::npos);
   EXPECT_TRUE(mutated);
   EXPECT_GE(ra.archive.cells().size(), 5u);
-  std::vector<std::string> seq = Sequence(ra);
+  std::vector<std::string> seq = Sequence(*sa, "r");
+  EXPECT_EQ(seq.size(), 40u);
   EXPECT_EQ(std::set<std::string>(seq.begin(), seq.end()).size(), seq.size()) << "no repeats";
-  EXPECT_EQ(OpenStore(a.path)->RunEvaluations("r").size(), 40u);
+  // What the store says is what the search held: the archive rebuilt from it is the same.
+  RunSummary summary = ReadRunSummary(*sa, "r");
+  ASSERT_EQ(summary.archive.cells().size(), ra.archive.cells().size());
+  for (const auto& [cell, e] : ra.archive.cells()) {
+    EXPECT_EQ(summary.archive.cells().at(cell).kernel_id, e.kernel_id);
+    EXPECT_DOUBLE_EQ(summary.archive.cells().at(cell).speedup, e.speedup);
+  }
 
   SearchSettings other = Settings("r", 40);
   other.seed = 12;
   TempStore c;
   SyntheticJudge jc;
-  EXPECT_NE(Sequence(Search(*OpenStore(c.path), jc, other)), Sequence(ra));
+  auto sc = OpenStore(c.path);
+  Search(*sc, jc, other);
+  EXPECT_NE(Sequence(*sc, "r"), Sequence(*sa, "r"));
 }
 
-TEST(SearchLoop, AKilledRunResumesWithNothingJudgedTwiceAndNothingLost) {
+TEST(SearchLoop, ManyProposalsInFlightOnSeveralDevicesKeepTheBudgetExactlyAndNeverRepeat) {
+  TempStore a;
+  SyntheticJudge judge(3, true, -1, std::chrono::milliseconds(1));
+  auto store = OpenStore(a.path);
+  SearchResult r = Search(*store, judge, Settings("r", 60, 8));
+  EXPECT_EQ(r.evaluations, 60);
+  EXPECT_EQ(judge.judged(), 60);
+  EXPECT_GE(judge.max_kernels_out(), 2) << "candidates of several proposals should be out at once";
+  std::vector<std::string> seq = Sequence(*store, "r");
+  EXPECT_EQ(seq.size(), 60u);
+  EXPECT_EQ(std::set<std::string>(seq.begin(), seq.end()).size(), seq.size()) << "no repeats";
+  std::set<std::string> devices;
+  for (const StoredEvaluation& e : store->RunEvaluations("r")) devices.insert(e.evaluation.device);
+  EXPECT_EQ(devices.size(), 3u);
+  for (const ProposalRecord& p : store->RunProposals("r")) {
+    EXPECT_TRUE(p.state == "done" || p.state == "nothing_new" || p.state == "abandoned")
+        << "proposal " << p.index << " left " << p.state;
+  }
+}
+
+TEST(SearchLoop, AStoppedRunResumesWithNothingJudgedTwiceAndNothingLost) {
   TempStore whole, killed;
   SyntheticJudge judge;
-  SearchResult uninterrupted = Search(*OpenStore(whole.path), judge, Settings("r", 30));
+  auto full = OpenStore(whole.path);
+  Search(*full, judge, Settings("r", 30));
 
-  SyntheticJudge dies(13);  // the 14th judgement never returns
+  SyntheticJudge dies(1, false, 13);  // the 14th judgement fails, as a dead executor would
   EXPECT_THROW(Search(*OpenStore(killed.path), dies, Settings("r", 30)), std::runtime_error);
   EXPECT_EQ(OpenStore(killed.path)->RunEvaluations("r").size(), 13u);
   SyntheticJudge again;
-  SearchResult resumed = Search(*OpenStore(killed.path), again, Settings("r", 30));
-  EXPECT_EQ(resumed.from_store, 13);
+  auto resumed_store = OpenStore(killed.path);
+  SearchResult resumed = Search(*resumed_store, again, Settings("r", 30));
   EXPECT_EQ(resumed.judged_now, 17);
   EXPECT_EQ(again.judged(), 17);
-  EXPECT_EQ(Sequence(resumed), Sequence(uninterrupted));
-  std::vector<StoredEvaluation> stored = OpenStore(killed.path)->RunEvaluations("r");
-  EXPECT_EQ(stored.size(), 30u);
+  EXPECT_EQ(resumed.evaluations, 30);
+  // One proposal in flight: the resumed run goes on exactly where the stopped one left off.
+  EXPECT_EQ(Sequence(*resumed_store, "r"), Sequence(*full, "r"));
+  std::vector<StoredEvaluation> stored = resumed_store->RunEvaluations("r");
   std::set<std::string> keys;
   for (const StoredEvaluation& s : stored) keys.insert(s.candidate_id);
   EXPECT_EQ(keys.size(), 30u);
   // A finished run resumed again judges nothing.
   SyntheticJudge idle;
-  SearchResult replayed = Search(*OpenStore(killed.path), idle, Settings("r", 30));
+  Search(*OpenStore(killed.path), idle, Settings("r", 30));
   EXPECT_EQ(idle.judged(), 0);
-  EXPECT_EQ(replayed.from_store, 30);
+}
+
+TEST(SearchLoop, AStoppedRunWithManyInFlightResumesWithNothingJudgedTwice) {
+  TempStore killed;
+  SyntheticJudge dies(2, true, 21);
+  EXPECT_THROW(Search(*OpenStore(killed.path), dies, Settings("r", 50, 8)), std::runtime_error);
+  size_t before = OpenStore(killed.path)->RunEvaluations("r").size();
+  // What was judged is stored; what was waiting when the tool failed was dropped.
+  EXPECT_EQ(before, static_cast<size_t>(dies.judged()));
+  EXPECT_GE(before, 10u);
+  SyntheticJudge again(2, true);
+  auto store = OpenStore(killed.path);
+  SearchResult resumed = Search(*store, again, Settings("r", 50, 8));
+  EXPECT_EQ(resumed.evaluations, 50);
+  EXPECT_EQ(again.judged(), 50 - static_cast<int>(before));
+  std::set<std::string> candidates;
+  for (const StoredEvaluation& s : store->RunEvaluations("r")) candidates.insert(s.candidate_id);
+  EXPECT_EQ(candidates.size(), 50u) << "a candidate was judged twice";
+  std::set<int> indices;
+  for (const ProposalRecord& p : store->RunProposals("r")) indices.insert(p.index);
+  EXPECT_EQ(static_cast<int>(indices.size()), resumed.proposals) << "a proposal was lost";
+}
+
+TEST(SearchLoop, ATimeBudgetDropsTheQueueInsteadOfWaitingForIt) {
+  TempStore a;
+  SyntheticJudge judge(3, true, -1, std::chrono::milliseconds(40));  // 6 candidates out
+  auto store = OpenStore(a.path);
+  SearchSettings s = Settings("r", 1000, 8);
+  s.seconds = 0.5;
+  SearchResult r = Search(*store, judge, s);
+  EXPECT_EQ(r.stop_reason, "time budget spent");
+  // One candidate may be running when the time is up; the queue behind it is dropped.
+  EXPECT_LT(r.seconds, 0.5 + 0.2);
+  EXPECT_GT(judge.cancelled(), 0);
+  EXPECT_EQ(r.evaluations, judge.judged()) << "a dropped candidate is not charged";
+  EXPECT_EQ(store->RunEvaluations("r").size(), static_cast<size_t>(judge.judged()));
+}
+
+TEST(SearchLoop, ProposalSeedsAreDistinctStreams) {
+  std::set<uint64_t> seen;
+  for (int i = 0; i < 1000; ++i) {
+    seen.insert(ProposalSeed(1, i));
+    seen.insert(ProposalSeed(1, i, 1));
+  }
+  EXPECT_EQ(seen.size(), 2000u);
+  EXPECT_NE(ProposalSeed(1, 0), ProposalSeed(2, 0));
 }
 
 }  // namespace

@@ -136,6 +136,105 @@ TEST_F(StoreTest, TheArchiveKeepsTheBestPerCell) {
   EXPECT_EQ(store->Events("run")[0]["data"]["why"], "SIGSEGV");
 }
 
+TEST_F(StoreTest, ProposalsAreKeptAsTheyMoveOnAndFinishInOrder) {
+  auto store = OpenStore(path_);
+  store->OpenRun({"run", "t", "d", {}, ""});
+  ProposalRecord a;
+  a.index = 0;
+  a.state = "issued";
+  a.request = {{"seed", 5}, {"parent", nullptr}};
+  store->PutProposal("run", a);
+  ProposalRecord b;
+  b.index = 1;
+  b.state = "issued";
+  store->PutProposal("run", b);
+  Proposal p;
+  p.kernel = SomeKernel("x[0] = 3;");
+  p.kernel.path = "dir/mutant.cl";
+  p.origin = "unroll of k.cl";
+  p.mutations = {"unroll"};
+  p.parent_cell = Cell{0, 0, 0};
+  b.state = "proposed";
+  b.proposal = p;
+  store->PutProposal("run", b);
+  b.state = "done";
+  b.outcome = {{"evaluations", 3}};
+  store->PutProposal("run", b);
+  store->PutProposal("run", b);  // written again: it keeps its place in the order
+  a.state = "nothing_new";
+  store->PutProposal("run", a);
+  std::vector<ProposalRecord> all = store->RunProposals("run");
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].state, "nothing_new");
+  EXPECT_EQ(all[0].request["seed"], 5);
+  EXPECT_FALSE(all[0].proposal);
+  EXPECT_EQ(all[0].done_seq, 2);
+  EXPECT_EQ(all[1].state, "done");
+  EXPECT_EQ(all[1].done_seq, 1);
+  EXPECT_EQ(all[1].outcome["evaluations"], 3);
+  ASSERT_TRUE(all[1].proposal);
+  EXPECT_EQ(all[1].proposal->kernel.source, p.kernel.source);
+  EXPECT_EQ(all[1].proposal->kernel.path, "dir/mutant.cl");
+  EXPECT_EQ(all[1].proposal->origin, p.origin);
+  EXPECT_EQ(all[1].proposal->parent_cell, p.parent_cell);
+  std::optional<Kernel> k = store->FindKernel(KernelId(p.kernel));
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->source, p.kernel.source);
+  EXPECT_FALSE(store->FindKernel("k0"));
+
+  Kernel e = SomeKernel();
+  std::string key = EvaluationKey(CandidateId(KernelId(e), {{"B", "1"}}), "d", {});
+  store->PutEvaluation("run", e, {{"B", "1"}}, key, Verdict(Status::kOk, 1), {1, "search"});
+  std::string final_key =
+      EvaluationKey(CandidateId(KernelId(e), {{"B", "1"}}), "d", {{"final", 0}});
+  store->PutEvaluation("run", e, {{"B", "1"}}, final_key, Verdict(Status::kOk, 1), {-1, "final"});
+  std::vector<StoredEvaluation> evs = store->RunEvaluations("run");
+  ASSERT_EQ(evs.size(), 2u);
+  EXPECT_EQ(evs[0].proposal, 1);
+  EXPECT_EQ(evs[0].purpose, "search");
+  EXPECT_EQ(evs[1].proposal, -1);
+  EXPECT_EQ(evs[1].purpose, "final");
+}
+
+// A store written by the first schema (before proposals were kept) opens and keeps its verdicts.
+TEST_F(StoreTest, AVersionOneStoreIsMigrated) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  const char* v1 = R"(
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+INSERT INTO schema_version VALUES (1);
+CREATE TABLE runs (name TEXT PRIMARY KEY, task TEXT NOT NULL, device TEXT NOT NULL,
+  settings TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE kernels (id TEXT PRIMARY KEY, path TEXT NOT NULL, language TEXT NOT NULL,
+  entry TEXT NOT NULL, source TEXT NOT NULL);
+CREATE TABLE candidates (id TEXT PRIMARY KEY, kernel_id TEXT NOT NULL REFERENCES kernels(id),
+  config TEXT NOT NULL);
+CREATE TABLE evaluations (key TEXT PRIMARY KEY, seq INTEGER NOT NULL,
+  run TEXT NOT NULL REFERENCES runs(name), candidate_id TEXT NOT NULL REFERENCES candidates(id),
+  status TEXT NOT NULL, time_ms REAL, verdict TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE INDEX evaluations_by_run ON evaluations(run, seq);
+CREATE TABLE archive (run TEXT NOT NULL REFERENCES runs(name), cell TEXT NOT NULL,
+  candidate_id TEXT NOT NULL REFERENCES candidates(id), speedup REAL NOT NULL,
+  PRIMARY KEY (run, cell));
+CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT, run TEXT NOT NULL, kind TEXT NOT NULL,
+  data TEXT NOT NULL, created_at TEXT NOT NULL);
+INSERT INTO runs VALUES ('old', 't', 'd', '{}', '2026-12-01T00:00:00Z');
+INSERT INTO kernels VALUES ('k1', 'k.cl', 'opencl', 'k', 'src');
+INSERT INTO candidates VALUES ('c1', 'k1', '{"B":1}');
+INSERT INTO evaluations VALUES ('e1', 1, 'old', 'c1', 'ok', 0.5,
+  '{"status":"ok","reason":"","config":{"B":1}}', '2026-12-01T00:00:00Z');
+)";
+  ASSERT_EQ(sqlite3_exec(db, v1, nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto store = OpenStore(path_);
+  EXPECT_EQ(store->schema_version(), SqliteSchemaVersion());
+  std::vector<StoredEvaluation> evs = store->RunEvaluations("old");
+  ASSERT_EQ(evs.size(), 1u);
+  EXPECT_EQ(evs[0].purpose, "search");
+  EXPECT_EQ(evs[0].proposal, -1);
+  EXPECT_TRUE(store->RunProposals("old").empty());
+}
+
 TEST_F(StoreTest, AWriterKilledMidStreamLosesNothingItCommitted) {
   OpenStore(path_)->OpenRun({"run", "t", "d", {}, ""});
   pid_t child = fork();

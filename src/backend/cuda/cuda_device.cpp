@@ -48,6 +48,41 @@ DeviceInfo Describe(const Driver& driver, const Nvrtc* nvrtc, CUdevice d, int in
   return info;
 }
 
+// NVRTC to a cubin for `arch` ("sm_90"): the same for an opened device and a builder process.
+CompileResult CompileFor(const Nvrtc* nvrtc, const std::string& arch,
+                         const CompileRequest& request) {
+  CompileResult result;
+  if (!nvrtc) {
+    result.log = "NVRTC is not available on this machine";
+    return result;
+  }
+  if (arch.rfind("sm_", 0) != 0) {
+    result.log = "not a CUDA architecture: '" + arch + "'";
+    return result;
+  }
+  NvrtcOutput out = CompileCuda(*nvrtc, request.source, request.entry, request.defines,
+                                std::stoi(arch.substr(3)));
+  result.log = out.log;
+  result.ok = out.ok;
+  result.artifact.binary = std::move(out.cubin);
+  result.artifact.symbol = out.lowered_name;
+  result.artifact.listing = std::move(out.ptx);
+  return result;
+}
+
+class OfflineNvrtc : public Compiler {
+ public:
+  OfflineNvrtc(std::unique_ptr<Nvrtc> nvrtc, std::string arch)
+      : nvrtc_(std::move(nvrtc)), arch_(std::move(arch)) {}
+  CompileResult Compile(const CompileRequest& request) override {
+    return CompileFor(nvrtc_.get(), arch_, request);
+  }
+
+ private:
+  std::unique_ptr<Nvrtc> nvrtc_;
+  std::string arch_;
+};
+
 class CudaKernel : public LoadedKernel {
  public:
   CudaKernel(const DriverApi& api, CUmodule m, CUfunction f)
@@ -94,19 +129,7 @@ class CudaDevice : public Device {
   const DeviceInfo& info() const override { return info_; }
 
   CompileResult Compile(const CompileRequest& request) override {
-    CompileResult result;
-    if (!nvrtc_) {
-      result.log = "NVRTC is not available on this machine";
-      return result;
-    }
-    int arch = std::stoi(info_.arch.substr(3));
-    NvrtcOutput out = CompileCuda(*nvrtc_, request.source, request.entry, request.defines, arch);
-    result.log = out.log;
-    result.ok = out.ok;
-    result.artifact.binary = std::move(out.cubin);
-    result.artifact.symbol = out.lowered_name;
-    result.artifact.listing = std::move(out.ptx);
-    return result;
+    return CompileFor(nvrtc_.get(), info_.arch, request);
   }
 
   std::unique_ptr<LoadedKernel> Load(const Artifact& artifact, std::string* error) override {
@@ -257,6 +280,13 @@ class CudaBackend : public Backend {
         out.push_back(Describe(*driver_, nvrtc_.get(), d, i));
     }
     return out;
+  }
+
+  std::unique_ptr<Compiler> OfflineCompiler(const DeviceInfo& target,
+                                            std::string* why_not) override {
+    std::unique_ptr<Nvrtc> nvrtc = Nvrtc::Load(why_not);
+    if (!nvrtc) return nullptr;
+    return std::make_unique<OfflineNvrtc>(std::move(nvrtc), target.arch);
   }
 
   std::unique_ptr<Device> Open(int index, std::string* error) override {

@@ -2,12 +2,11 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
-#include <xxhash.h>
 
 #include <chrono>
 #include <ctime>
 
-#include "core/evaluation_json.hpp"
+#include "core/codec.hpp"
 #include "core/input_error.hpp"
 
 namespace kf {
@@ -60,6 +59,25 @@ CREATE TABLE events (
   kind TEXT NOT NULL,
   data TEXT NOT NULL,
   created_at TEXT NOT NULL
+);
+)",
+    // 2: proposals as they happen (a resumed run rebuilds its state from them), and which
+    // proposal or re-verification each evaluation belongs to.
+    R"(
+ALTER TABLE evaluations ADD COLUMN proposal INTEGER;
+ALTER TABLE evaluations ADD COLUMN purpose TEXT NOT NULL DEFAULT 'search';
+CREATE TABLE proposals (
+  run TEXT NOT NULL REFERENCES runs(name),
+  idx INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  request TEXT NOT NULL,
+  kernel_id TEXT REFERENCES kernels(id),
+  proposal TEXT,
+  outcome TEXT NOT NULL,
+  done_seq INTEGER NOT NULL DEFAULT 0,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (run, idx)
 );
 )",
 };
@@ -128,7 +146,8 @@ class SqliteStore : public Store {
   }
 
   bool PutEvaluation(const std::string& run, const Kernel& kernel, const Config& config,
-                     const std::string& key, const Evaluation& ev) override {
+                     const std::string& key, const Evaluation& ev,
+                     const EvaluationPurpose& purpose) override {
     SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
     InsertKernel(kernel);
     std::string kernel_id = KernelId(kernel);
@@ -142,8 +161,8 @@ class SqliteStore : public Store {
     SQLite::Statement insert(
         db_,
         "INSERT OR IGNORE INTO evaluations (key, seq, run, candidate_id, status, time_ms, verdict, "
-        "created_at) VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM evaluations WHERE run = ?), "
-        "?, ?, ?, ?, ?, ?)");
+        "created_at, proposal, purpose) VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM "
+        "evaluations WHERE run = ?), ?, ?, ?, ?, ?, ?, ?, ?)");
     insert.bind(1, key);
     insert.bind(2, run);
     insert.bind(3, run);
@@ -156,6 +175,12 @@ class SqliteStore : public Store {
     }
     insert.bind(7, EvaluationToJson(ev).dump());
     insert.bind(8, Now());
+    if (purpose.proposal >= 0) {
+      insert.bind(9, purpose.proposal);
+    } else {
+      insert.bind(9);
+    }
+    insert.bind(10, purpose.purpose);
     bool added = insert.exec() > 0;
     tx.commit();
     return added;
@@ -171,8 +196,9 @@ class SqliteStore : public Store {
   std::vector<StoredEvaluation> RunEvaluations(const std::string& run) override {
     SQLite::Statement q(
         db_,
-        "SELECT e.seq, e.key, e.candidate_id, c.kernel_id, c.config, e.verdict FROM evaluations e "
-        "JOIN candidates c ON c.id = e.candidate_id WHERE e.run = ? ORDER BY e.seq");
+        "SELECT e.seq, e.key, e.candidate_id, c.kernel_id, c.config, e.verdict, e.proposal, "
+        "e.purpose FROM evaluations e JOIN candidates c ON c.id = e.candidate_id WHERE e.run = ? "
+        "ORDER BY e.seq");
     q.bind(1, run);
     std::vector<StoredEvaluation> out;
     while (q.executeStep()) {
@@ -183,7 +209,80 @@ class SqliteStore : public Store {
       s.kernel_id = q.getColumn(3).getString();
       s.config = ConfigFromJson(nlohmann::json::parse(q.getColumn(4).getString()));
       s.evaluation = EvaluationFromJson(nlohmann::json::parse(q.getColumn(5).getString()));
+      s.proposal = q.getColumn(6).isNull() ? -1 : q.getColumn(6).getInt();
+      s.purpose = q.getColumn(7).getString();
       out.push_back(std::move(s));
+    }
+    return out;
+  }
+
+  std::optional<Kernel> FindKernel(const std::string& kernel_id) override {
+    SQLite::Statement q(db_, "SELECT path, source FROM kernels WHERE id = ?");
+    q.bind(1, kernel_id);
+    if (!q.executeStep()) return std::nullopt;
+    return ParseKernel(q.getColumn(0).getString(), q.getColumn(1).getString());
+  }
+
+  void PutProposal(const std::string& run, const ProposalRecord& r) override {
+    SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
+    if (r.proposal) InsertKernel(r.proposal->kernel);
+    bool final_state = r.state != "issued" && r.state != "proposed";
+    SQLite::Statement upsert(
+        db_,
+        "INSERT INTO proposals (run, idx, state, request, kernel_id, proposal, outcome, done_seq, "
+        "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, CASE WHEN ? THEN (SELECT "
+        "COALESCE(MAX(done_seq), 0) + 1 FROM proposals WHERE run = ?) ELSE 0 END, ?, ?) "
+        "ON CONFLICT (run, idx) DO UPDATE SET state = excluded.state, request = excluded.request, "
+        "kernel_id = excluded.kernel_id, proposal = excluded.proposal, outcome = "
+        "excluded.outcome, updated_at = excluded.updated_at, done_seq = CASE WHEN "
+        "proposals.done_seq = 0 AND ? THEN (SELECT COALESCE(MAX(done_seq), 0) + 1 FROM proposals "
+        "WHERE run = excluded.run) ELSE proposals.done_seq END");
+    std::string now = Now();
+    upsert.bind(1, run);
+    upsert.bind(2, r.index);
+    upsert.bind(3, r.state);
+    upsert.bind(4, r.request.dump());
+    if (r.proposal) {
+      nlohmann::json p = ProposalToJson(*r.proposal);
+      p.erase("kernel");  // the kernel is in its own table, by id
+      p["kernel_path"] = r.proposal->kernel.path;
+      upsert.bind(5, KernelId(r.proposal->kernel));
+      upsert.bind(6, p.dump());
+    } else {
+      upsert.bind(5);
+      upsert.bind(6);
+    }
+    upsert.bind(7, r.outcome.dump());
+    upsert.bind(8, final_state ? 1 : 0);
+    upsert.bind(9, run);
+    upsert.bind(10, now);
+    upsert.bind(11, now);
+    upsert.bind(12, final_state ? 1 : 0);
+    upsert.exec();
+    tx.commit();
+  }
+
+  std::vector<ProposalRecord> RunProposals(const std::string& run) override {
+    SQLite::Statement q(db_,
+                        "SELECT p.idx, p.state, p.request, p.proposal, p.outcome, p.done_seq, "
+                        "k.path, k.source FROM proposals p LEFT JOIN kernels k ON k.id = "
+                        "p.kernel_id WHERE p.run = ? ORDER BY p.idx");
+    q.bind(1, run);
+    std::vector<ProposalRecord> out;
+    while (q.executeStep()) {
+      ProposalRecord r;
+      r.index = q.getColumn(0).getInt();
+      r.state = q.getColumn(1).getString();
+      r.request = nlohmann::json::parse(q.getColumn(2).getString());
+      if (!q.getColumn(3).isNull() && !q.getColumn(6).isNull()) {
+        nlohmann::json p = nlohmann::json::parse(q.getColumn(3).getString());
+        p["kernel"] = {{"path", p.value("kernel_path", q.getColumn(6).getString())},
+                       {"source", q.getColumn(7).getString()}};
+        r.proposal = ProposalFromJson(p);
+      }
+      r.outcome = nlohmann::json::parse(q.getColumn(4).getString());
+      r.done_seq = q.getColumn(5).getInt64();
+      out.push_back(std::move(r));
     }
     return out;
   }
@@ -294,37 +393,6 @@ std::unique_ptr<Store> OpenSqliteStore(const std::string& path) {
   } catch (const SQLite::Exception& e) {
     throw InputError(path, 0, "store", e.what());
   }
-}
-
-std::string KernelId(const Kernel& kernel) {
-  std::string material =
-      std::string(LanguageName(kernel.language)) + "\n" + kernel.entry + "\n" + kernel.source;
-  XXH128_hash_t h = XXH3_128bits(material.data(), material.size());
-  return fmt::format("k{:016x}{:016x}", h.high64, h.low64);
-}
-
-std::string CandidateId(const std::string& kernel_id, const Config& config) {
-  std::string material = kernel_id + "\n" + ConfigToJson(config).dump();
-  XXH128_hash_t h = XXH3_128bits(material.data(), material.size());
-  return fmt::format("c{:016x}{:016x}", h.high64, h.low64);
-}
-
-std::string EvaluationKey(const std::string& candidate_id, const std::string& device,
-                          const nlohmann::json& settings) {
-  std::string material = candidate_id + "\n" + device + "\n" + settings.dump();
-  XXH128_hash_t h = XXH3_128bits(material.data(), material.size());
-  return fmt::format("e{:016x}{:016x}", h.high64, h.low64);
-}
-
-std::unique_ptr<Store> OpenStore(const std::string& url) {
-  std::string path = url;
-  if (url.rfind("sqlite:", 0) == 0) {
-    path = url.substr(7);
-  } else if (url.find("://") != std::string::npos) {
-    throw InputError(url, 0, "--store", "unknown store (this build has sqlite:PATH)");
-  }
-  if (path.empty()) throw InputError(url, 0, "--store", "no file name after sqlite:");
-  return OpenSqliteStore(path);
 }
 
 }  // namespace kf

@@ -8,16 +8,14 @@
 // device error found by the health check after each candidate) gives `crash` with what was
 // learned. The supervisor never opens a device: only executors do.
 
-#include <sys/types.h>
-
-#include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 #include <string>
 
+#include "core/candidate.hpp"
+#include "core/device_info.hpp"
 #include "core/evaluation.hpp"
-#include "core/kernel.hpp"
+#include "eval/worker_process.hpp"
 
 namespace kf {
 
@@ -48,71 +46,55 @@ struct ExecutorCounters {
   int starts = 0;
   int restarts = 0;  // executors started after a fault
   std::map<std::string, int> verdicts;
-  double fault_seconds =
-      0;  // wall time spent on candidates that crashed or timed out, and restarts
+  double fault_seconds = 0;  // wall time of candidates that crashed or timed out, and restarts
   nlohmann::json ToJson() const;
+  void Add(const ExecutorCounters& other);
 };
 
-// The executor could not start: a bad task (exit code 2), no device (3), anything else (1).
-class ExecutorError : public std::runtime_error {
- public:
-  ExecutorError(const std::string& message, int exit_code)
-      : std::runtime_error(message), exit_code_(exit_code) {}
-  int exit_code() const { return exit_code_; }
+// What the first executor said when it was ready.
+struct ExecutorInfo {
+  DeviceInfo device;
+  double baseline_ms = 0;  // one baseline launch at the benchmark sizes
+  double peak_gbs = 0;     // the device's peak bandwidth and where the figure came from
+  std::string peak_source;
+};
 
- private:
-  int exit_code_;
+// An evaluation and what the classifier reads of its artifact; or, when the tool itself failed
+// (an executor that cannot start again, a broken reply), why.
+struct RunReply {
+  Evaluation evaluation;
+  std::string listing;
+  std::string tool_error;
+  int runner = -1;         // set by the runner that ran it
+  bool cancelled = false;  // dropped before it ran (Judge::CancelPending)
 };
 
 class Supervisor {
  public:
-  // Starts the first executor; throws ExecutorError if it cannot.
+  // Starts the first executor; throws WorkerError if it cannot.
   explicit Supervisor(ExecutorOptions options);
-  ~Supervisor();
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
 
-  Evaluation Evaluate(const Kernel& kernel, const Config& config);
-  // Has the executor compile the candidate into the compile cache, launching nothing; false when
-  // it did not compile (or the compile ran past its deadline: the executor is then restarted).
-  bool Precompile(const Kernel& kernel, const Config& config);
+  RunReply Run(const RunRequest& request);
+  Evaluation Evaluate(const Kernel& kernel, const Config& config) {
+    return Run(RunRequest{{kernel, config}, std::nullopt}).evaluation;
+  }
 
   const ExecutorCounters& counters() const { return counters_; }
-  // The first executor's ready message: device, backend, baseline_ms, peak bandwidth.
-  const nlohmann::json& executor_info() const { return info_; }
+  const ExecutorInfo& info() const { return info_; }
   double launch_deadline_s() const;
-  pid_t executor_pid() const { return pid_; }
+  pid_t executor_pid() const { return process_.pid(); }
 
  private:
   void Start();
-  void Stop();
-  // Reads one message into `out`, waiting at most until `deadline`.
-  enum class ReadResult { kMessage, kEof, kTimeout };
-  ReadResult ReadMessage(std::chrono::steady_clock::time_point deadline, nlohmann::json* out);
-  std::string DescribeExit();
+  double PhaseSeconds(const std::string& phase) const;
 
   ExecutorOptions options_;
   ExecutorCounters counters_;
-  nlohmann::json info_;
-  double baseline_ms_ = 0;
-  pid_t pid_ = -1;
-  // Passes the executor's stderr on, less compiler chatter ("1 warning generated.") that the
-  // compile log already holds.
-  void ForwardStderr(bool drain);
-  int to_child_ = -1, from_child_ = -1, stderr_from_child_ = -1;
-  std::string pending_;         // bytes read past the last full line
-  std::string stderr_pending_;  // the executor's stderr past its last full line
+  ExecutorInfo info_;
+  WorkerProcess process_;
   int next_id_ = 0;
 };
-
-// The executor's side: opens the device, prepares the task, then answers requests on `in_fd`
-// with verdicts on `out_fd` until end of input. Returns the process exit code.
-struct ExecutorArgs {
-  ExecutorOptions options;
-  double baseline_ms = 0;  // 0: measure it
-  int in_fd = 3, out_fd = 4;
-  pid_t parent = 0;  // exit at once if the parent is already gone
-};
-int RunExecutor(const ExecutorArgs& args);
 
 }  // namespace kf

@@ -1,0 +1,24 @@
+#pragma once
+// `kfoundry eval`: one kernel compiled, checked and timed against a task's reference and
+// baseline through the judge (a builder where the backend compiles offline, the supervised
+// executor), classified, and printed (or one JSON object with --json).
+
+#include <string>
+#include <vector>
+
+#include "eval/supervisor.hpp"
+
+namespace kf {
+
+struct EvalArgs {
+  std::string task, kernel, device, sizes;
+  std::vector<std::string> sets;
+  int seeds = 2;
+  bool json = false;
+  bool in_process = false;
+  ExecutorOptions executor;  // deadlines and limits
+};
+
+int RunEval(const EvalArgs& args, const std::string& self);
+
+}  // namespace kf

@@ -1,0 +1,423 @@
+#include "core/codec.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/task.hpp"
+
+namespace kf {
+
+namespace {
+
+nlohmann::json Optional(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+std::optional<double> OptionalFrom(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  return j[key].get<double>();
+}
+
+nlohmann::json TimingJson(const std::optional<TimingStats>& t) {
+  if (!t) return nullptr;
+  return {{"median", t->median_ms}, {"min", t->min_ms}, {"max", t->max_ms}, {"runs", t->runs}};
+}
+
+std::optional<TimingStats> TimingFrom(const nlohmann::json& j) {
+  if (j.is_null()) return std::nullopt;
+  TimingStats t;
+  t.median_ms = j.at("median").get<double>();
+  t.min_ms = j.at("min").get<double>();
+  t.max_ms = j.at("max").get<double>();
+  t.runs = j.at("runs").get<int>();
+  return t;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string_view RoleName(ArgRole r) {
+  switch (r) {
+    case ArgRole::kIn: return "in";
+    case ArgRole::kOut: return "out";
+    case ArgRole::kInOut: return "inout";
+  }
+  return "?";
+}
+
+nlohmann::json SizeSetsJson(const std::vector<SizeSet>& sets) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const SizeSet& s : sets) {
+    out.push_back({{"name", s.name}, {"device_class", s.device_class}, {"sizes", s.sizes}});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<Status> ParseStatus(std::string_view name) {
+  for (Status s :
+       {Status::kOk, Status::kCompileError, Status::kLaunchError, Status::kIncorrect, Status::kNan,
+        Status::kCrash, Status::kTimeout, Status::kImplausible, Status::kInvalidConfig}) {
+    if (StatusName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
+nlohmann::json ConfigToJson(const Config& config) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [k, v] : config) {
+    char* end = nullptr;
+    long long n = std::strtoll(v.c_str(), &end, 10);
+    out[k] = (end && *end == '\0' && !v.empty()) ? nlohmann::json(n) : nlohmann::json(v);
+  }
+  return out;
+}
+
+Config ConfigFromJson(const nlohmann::json& j) {
+  Config c;
+  for (const auto& [k, v] : j.items()) c[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  return c;
+}
+
+nlohmann::json EvaluationToJson(const Evaluation& ev) {
+  return {
+      {"status", StatusName(ev.status)},
+      {"reason", ev.reason},
+      {"device", ev.device},
+      {"config", ConfigToJson(ev.config)},
+      {"sizes", ev.bench_sizes},
+      {"time_ms", TimingJson(ev.time)},
+      {"baseline_time_ms", TimingJson(ev.baseline_time)},
+      {"speedup", Optional(ev.speedup)},
+      {"max_abs_err", ev.max_abs_err},
+      {"max_rel_err", ev.max_rel_err},
+      {"bad_ratio", ev.bad_ratio},
+      {"nan_count", ev.nan_count},
+      {"bandwidth_gbs", Optional(ev.bandwidth_gbs)},
+      {"roofline_fraction", Optional(ev.roofline_fraction)},
+      {"descriptor",
+       ev.descriptor.empty() ? nlohmann::json(nullptr) : nlohmann::json(ev.descriptor)},
+      {"compile_log", ev.compile_log},
+      {"compile_cache_hit", ev.compile_cache_hit},
+      {"hints", ev.hints},
+      {"check_seeds", ev.check_seeds},
+  };
+}
+
+Evaluation EvaluationFromJson(const nlohmann::json& j) {
+  Evaluation ev;
+  std::optional<Status> status = ParseStatus(j.at("status").get<std::string>());
+  if (!status) throw nlohmann::json::other_error::create(501, "unknown status", &j);
+  ev.status = *status;
+  ev.reason = j.value("reason", "");
+  ev.device = j.value("device", "");
+  ev.config = ConfigFromJson(j.value("config", nlohmann::json::object()));
+  ev.bench_sizes = j.value("sizes", "");
+  ev.time = TimingFrom(j.value("time_ms", nlohmann::json()));
+  ev.baseline_time = TimingFrom(j.value("baseline_time_ms", nlohmann::json()));
+  ev.speedup = OptionalFrom(j, "speedup");
+  ev.max_abs_err = j.value("max_abs_err", 0.0);
+  ev.max_rel_err = j.value("max_rel_err", 0.0);
+  ev.bad_ratio = j.value("bad_ratio", 0.0);
+  ev.nan_count = j.value("nan_count", 0LL);
+  ev.bandwidth_gbs = OptionalFrom(j, "bandwidth_gbs");
+  ev.roofline_fraction = OptionalFrom(j, "roofline_fraction");
+  ev.compile_log = j.value("compile_log", "");
+  ev.compile_cache_hit = j.value("compile_cache_hit", false);
+  ev.hints = j.value("hints", std::vector<std::string>{});
+  ev.check_seeds = j.value("check_seeds", std::vector<unsigned long long>{});
+  if (j.contains("descriptor") && j["descriptor"].is_array()) {
+    ev.descriptor = j["descriptor"].get<std::vector<int>>();
+  }
+  return ev;
+}
+
+std::string_view DeviceClassName(DeviceClass c) {
+  switch (c) {
+    case DeviceClass::kGpu: return "gpu";
+    case DeviceClass::kCpu: return "cpu";
+    case DeviceClass::kOther: return "other";
+  }
+  return "other";
+}
+
+DeviceClass DeviceClassFromName(std::string_view name) {
+  if (name == "gpu") return DeviceClass::kGpu;
+  if (name == "cpu") return DeviceClass::kCpu;
+  return DeviceClass::kOther;
+}
+
+nlohmann::json DeviceInfoToJson(const DeviceInfo& d) {
+  return {
+      {"id", d.Selector()},
+      {"backend", d.backend},
+      {"index", d.index},
+      {"name", d.name},
+      {"vendor", d.vendor},
+      {"class", DeviceClassName(d.device_class)},
+      {"arch", d.arch},
+      {"driver_version", d.driver_version},
+      {"compiler_version", d.compiler_version},
+      {"compute_units", d.compute_units},
+      {"max_work_group_size", d.max_work_group_size},
+      {"local_mem_bytes", d.local_mem_bytes},
+      {"sub_group_width", d.sub_group_width},
+      {"global_mem_bytes", d.global_mem_bytes},
+      {"cache_bytes", d.cache_bytes},
+      {"spec_bandwidth_gbs",
+       d.spec_bandwidth_gbs > 0 ? nlohmann::json(d.spec_bandwidth_gbs) : nlohmann::json(nullptr)},
+  };
+}
+
+DeviceInfo DeviceInfoFromJson(const nlohmann::json& j) {
+  DeviceInfo d;
+  d.backend = j.at("backend").get<std::string>();
+  d.index = j.value("index", 0);
+  d.name = j.value("name", "");
+  d.vendor = j.value("vendor", "");
+  d.device_class = DeviceClassFromName(j.value("class", "other"));
+  d.arch = j.value("arch", "");
+  d.driver_version = j.value("driver_version", "");
+  d.compiler_version = j.value("compiler_version", "");
+  d.compute_units = j.value("compute_units", 0);
+  d.max_work_group_size = j.value("max_work_group_size", int64_t{0});
+  d.local_mem_bytes = j.value("local_mem_bytes", int64_t{0});
+  d.sub_group_width = j.value("sub_group_width", 1);
+  d.global_mem_bytes = j.value("global_mem_bytes", int64_t{0});
+  d.cache_bytes = j.value("cache_bytes", int64_t{0});
+  const nlohmann::json& bw = j.value("spec_bandwidth_gbs", nlohmann::json());
+  d.spec_bandwidth_gbs = bw.is_number() ? bw.get<double>() : 0.0;
+  return d;
+}
+
+nlohmann::json CompileRequestToJson(const CompileRequest& r) {
+  nlohmann::json defines = nlohmann::json::array();
+  for (const auto& [k, v] : r.defines) defines.push_back({k, v});
+  return {{"source", r.source}, {"entry", r.entry}, {"defines", defines}};
+}
+
+CompileRequest CompileRequestFromJson(const nlohmann::json& j) {
+  CompileRequest r;
+  r.source = j.at("source").get<std::string>();
+  r.entry = j.at("entry").get<std::string>();
+  for (const auto& d : j.at("defines"))
+    r.defines.emplace_back(d.at(0).get<std::string>(), d.at(1).get<std::string>());
+  return r;
+}
+
+nlohmann::json CompileResultToJson(const CompileResult& r) {
+  return {{"ok", r.ok},
+          {"log", r.log},
+          {"cache_hit", r.cache_hit},
+          {"binary", Base64Encode(r.artifact.binary)},
+          {"symbol", r.artifact.symbol},
+          {"listing", r.artifact.listing}};
+}
+
+CompileResult CompileResultFromJson(const nlohmann::json& j) {
+  CompileResult r;
+  r.ok = j.at("ok").get<bool>();
+  r.log = j.value("log", "");
+  r.cache_hit = j.value("cache_hit", false);
+  r.artifact.binary = Base64Decode(j.value("binary", ""));
+  r.artifact.symbol = j.value("symbol", "");
+  r.artifact.listing = j.value("listing", "");
+  return r;
+}
+
+nlohmann::json KernelToJson(const Kernel& k) {
+  return {{"path", k.path}, {"source", k.source}};
+}
+
+Kernel KernelFromJson(const nlohmann::json& j) {
+  return ParseKernel(j.at("path").get<std::string>(), j.at("source").get<std::string>());
+}
+
+nlohmann::json RunRequestToJson(const RunRequest& r) {
+  nlohmann::json out = {{"kernel", KernelToJson(r.candidate.kernel)},
+                        {"config", ConfigToJson(r.candidate.config)}};
+  if (r.compiled) out["compiled"] = CompileResultToJson(*r.compiled);
+  return out;
+}
+
+RunRequest RunRequestFromJson(const nlohmann::json& j) {
+  RunRequest r;
+  r.candidate.kernel = KernelFromJson(j.at("kernel"));
+  r.candidate.config = ConfigFromJson(j.at("config"));
+  if (j.contains("compiled")) r.compiled = CompileResultFromJson(j["compiled"]);
+  return r;
+}
+
+nlohmann::json EliteToJson(const Elite& e) {
+  return {{"cell", e.cell},           {"kernel", KernelToJson(e.kernel)},
+          {"kernel_id", e.kernel_id}, {"config", ConfigToJson(e.config)},
+          {"speedup", e.speedup},     {"time_ms", e.time_ms},
+          {"origin", e.origin},       {"mutations", e.mutations},
+          {"device", e.device},       {"evaluation", EvaluationToJson(e.evaluation)}};
+}
+
+Elite EliteFromJson(const nlohmann::json& j) {
+  Elite e;
+  e.cell = j.at("cell").get<Cell>();
+  e.kernel = KernelFromJson(j.at("kernel"));
+  e.kernel_id = j.value("kernel_id", "");
+  e.config = ConfigFromJson(j.at("config"));
+  e.speedup = j.value("speedup", 0.0);
+  e.time_ms = j.value("time_ms", 0.0);
+  e.origin = j.value("origin", "");
+  e.mutations = j.value("mutations", std::vector<std::string>{});
+  e.device = j.value("device", "");
+  if (j.contains("evaluation")) e.evaluation = EvaluationFromJson(j["evaluation"]);
+  return e;
+}
+
+nlohmann::json TaskToJson(const Task& t, std::optional<Language> with_reference) {
+  nlohmann::json languages = nlohmann::json::array(), reference = nlohmann::json::object(),
+                 baseline = nlohmann::json::object(), templates = nlohmann::json::object();
+  for (Language l : t.Languages()) languages.push_back(LanguageName(l));
+  for (const auto& [l, f] : t.reference) reference[std::string(LanguageName(l))] = f;
+  for (const auto& [l, f] : t.baseline) baseline[std::string(LanguageName(l))] = f;
+  for (const auto& [l, fs] : t.templates) templates[std::string(LanguageName(l))] = fs;
+  nlohmann::json args = nlohmann::json::array();
+  for (const ArgSpec& a : t.args) {
+    nlohmann::json arg = {{"name", a.name},
+                          {"kind", a.is_buffer ? "buffer" : "scalar"},
+                          {"dtype", DTypeName(a.dtype)}};
+    if (a.is_buffer) {
+      nlohmann::json shape = nlohmann::json::array();
+      for (const Expr& e : a.shape) shape.push_back(e.text());
+      arg["shape"] = shape;
+      arg["role"] = RoleName(a.role);
+    } else {
+      arg["value"] = a.value.text();
+    }
+    args.push_back(arg);
+  }
+  nlohmann::json out = {{"name", t.name},
+                        {"path", t.dir},
+                        {"op_class", t.op_class},
+                        {"description", t.description},
+                        {"languages", languages},
+                        {"reference", reference},
+                        {"baseline", baseline},
+                        {"templates", templates},
+                        {"sizes", t.size_names},
+                        {"args", args},
+                        {"check_sizes", SizeSetsJson(t.check_sizes)},
+                        {"bench_sizes", SizeSetsJson(t.bench_sizes)},
+                        {"tolerance",
+                         {{"atol", t.tolerance.atol},
+                          {"rtol", t.tolerance.rtol},
+                          {"max_bad_ratio", t.tolerance.max_bad_ratio}}},
+                        {"min_bytes", t.min_bytes.text()},
+                        {"flops", t.flops ? nlohmann::json(t.flops->text()) : nullptr}};
+  if (with_reference) {
+    auto it = t.reference.find(*with_reference);
+    if (it != t.reference.end()) out["reference_source"] = ReadText(t.PathOf(it->second));
+  }
+  return out;
+}
+
+nlohmann::json ProposalRequestToJson(const ProposalRequest& r) {
+  nlohmann::json inspirations = nlohmann::json::array();
+  for (const Elite& e : r.inspirations) inspirations.push_back(EliteToJson(e));
+  nlohmann::json target = nullptr;
+  if (r.target) {
+    target = {{"cell", r.target->cell},
+              {"description", r.target->description},
+              {"speedup", r.target->speedup > 0 ? nlohmann::json(r.target->speedup) : nullptr}};
+  }
+  return {{"index", r.index},
+          {"seed", r.seed},
+          {"language", LanguageName(r.language)},
+          {"task", r.task ? TaskToJson(*r.task, r.language) : nlohmann::json(nullptr)},
+          {"device", DeviceInfoToJson(r.device)},
+          {"peak_bandwidth_gbs", r.peak_bandwidth_gbs},
+          {"rule_hints", r.rule_hints},
+          {"parent", r.parent ? EliteToJson(*r.parent) : nlohmann::json(nullptr)},
+          {"inspirations", inspirations},
+          {"target_cell", target},
+          {"filled_cells", r.filled_cells}};
+}
+
+nlohmann::json ProposalToJson(const Proposal& p) {
+  return {{"kernel", KernelToJson(p.kernel)},
+          {"origin", p.origin},
+          {"parent_kernel_id", p.parent_kernel_id},
+          {"parent_cell", p.parent_cell ? nlohmann::json(*p.parent_cell) : nullptr},
+          {"mutations", p.mutations},
+          {"notes", p.notes}};
+}
+
+Proposal ProposalFromJson(const nlohmann::json& j) {
+  Proposal p;
+  p.kernel = KernelFromJson(j.at("kernel"));
+  p.origin = j.value("origin", "");
+  p.parent_kernel_id = j.value("parent_kernel_id", "");
+  if (j.contains("parent_cell") && j["parent_cell"].is_array())
+    p.parent_cell = j["parent_cell"].get<Cell>();
+  p.mutations = j.value("mutations", std::vector<std::string>{});
+  p.notes = j.value("notes", "");
+  return p;
+}
+
+std::string_view ProposalVerdictName(ProposalVerdict v) {
+  switch (v) {
+    case ProposalVerdict::kOk: return "ok";
+    case ProposalVerdict::kNothingNew: return "nothing_new";
+    case ProposalVerdict::kBadReply: return "bad_reply";
+  }
+  return "?";
+}
+
+namespace {
+constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+}
+
+std::string Base64Encode(const std::vector<std::byte>& bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    uint32_t v = (std::to_integer<uint32_t>(bytes[i]) << 16) |
+                 (std::to_integer<uint32_t>(bytes[i + 1]) << 8) |
+                 std::to_integer<uint32_t>(bytes[i + 2]);
+    for (int s = 18; s >= 0; s -= 6) out.push_back(kAlphabet[(v >> s) & 63]);
+  }
+  if (size_t left = bytes.size() - i; left > 0) {
+    uint32_t v = std::to_integer<uint32_t>(bytes[i]) << 16;
+    if (left == 2) v |= std::to_integer<uint32_t>(bytes[i + 1]) << 8;
+    out.push_back(kAlphabet[(v >> 18) & 63]);
+    out.push_back(kAlphabet[(v >> 12) & 63]);
+    out.push_back(left == 2 ? kAlphabet[(v >> 6) & 63] : '=');
+    out.push_back('=');
+  }
+  return out;
+}
+
+std::vector<std::byte> Base64Decode(const std::string& text) {
+  std::vector<std::byte> out;
+  out.reserve(text.size() / 4 * 3);
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : text) {
+    if (c == '=') break;
+    const char* at = std::char_traits<char>::find(kAlphabet, 64, c);
+    if (!at) throw std::invalid_argument("not base64");
+    acc = (acc << 6) | static_cast<uint32_t>(at - kAlphabet);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<std::byte>((acc >> bits) & 0xff));
+    }
+  }
+  return out;
+}
+
+}  // namespace kf

@@ -1,0 +1,136 @@
+#include "eval/executor_main.hpp"
+
+#include <fmt/format.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <memory>
+
+#include "backend/registry.hpp"
+#include "core/codec.hpp"
+#include "core/input_error.hpp"
+#include "core/task.hpp"
+#include "eval/evaluator.hpp"
+#include "eval/protocol.hpp"
+
+namespace kf {
+
+namespace {
+
+class PhaseReporter : public EvalObserver {
+ public:
+  explicit PhaseReporter(int fd) : fd_(fd) {}
+  void Phase(EvalPhase p) override {
+    const char* name = p == EvalPhase::kCompile  ? "compile"
+                       : p == EvalPhase::kLaunch ? "launch"
+                                                 : "host";
+    SendMessage(fd_, {{"phase", name}});
+  }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+bool BecomeWorker(pid_t parent, double address_space_gib, double cpu_seconds) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the parent
+  if (parent > 0 && getppid() != parent) return false;
+  dup2(2, 1);  // kernels' printf and driver chatter must not reach the reply channel
+  signal(SIGPIPE, SIG_IGN);
+  if (address_space_gib > 0) {
+    rlim_t bytes = static_cast<rlim_t>(address_space_gib * (1ull << 30));
+    rlimit r{bytes, bytes};
+    setrlimit(RLIMIT_AS, &r);
+  }
+  if (cpu_seconds > 0) {
+    rlimit r{static_cast<rlim_t>(cpu_seconds), static_cast<rlim_t>(cpu_seconds) + 5};
+    setrlimit(RLIMIT_CPU, &r);
+  }
+  return true;
+}
+
+int RunExecutor(const ExecutorArgs& args) {
+  const ExecutorOptions& o = args.options;
+  if (!BecomeWorker(args.parent, o.address_space_gib, o.cpu_seconds)) return 1;
+  const int out = args.out_fd;
+  auto fatal = [&](const std::string& message, int code) {
+    SendMessage(out, {{"fatal", message}, {"exit_code", code}});
+    return code;
+  };
+  std::unique_ptr<Device> device;
+  std::unique_ptr<Task> task;
+  std::unique_ptr<CompileCache> cache;
+  std::unique_ptr<Evaluator> evaluator;
+  PhaseReporter reporter(out);
+  double baseline_ms = args.baseline_ms;
+  try {
+    task = std::make_unique<Task>(LoadTask(o.task));
+    auto backends = MakeBackends();
+    std::string error;
+    device = OpenDevice(backends, o.device, &error);
+    if (!device) return fatal(error, 3);
+    cache = std::make_unique<CompileCache>(DefaultCacheDir());
+    EvalOptions eo;
+    eo.bench_sizes = o.sizes;
+    eo.check_seeds = o.seeds;
+    eo.warmup_runs = o.warmup_runs;
+    eo.min_runs = o.min_runs;
+    eo.max_runs = o.max_runs;
+    eo.min_timed_ms = o.min_timed_ms;
+    eo.observer = &reporter;
+    evaluator = std::make_unique<Evaluator>(*device, *task, *cache, eo);
+    if (baseline_ms <= 0) baseline_ms = evaluator->MeasureBaselineLaunchMs();
+  } catch (const InputError& e) {
+    return fatal(e.what(), 2);
+  } catch (const std::exception& e) {
+    return fatal(e.what(), 1);
+  }
+  SendMessage(out, {{"ready", true},
+                    {"device", DeviceInfoToJson(device->info())},
+                    {"baseline_ms", baseline_ms},
+                    {"peak_gbs", evaluator->peak_bandwidth().gbs},
+                    {"peak_source", evaluator->peak_bandwidth().source},
+                    {"pid", getpid()}});
+
+  MessageReader requests(args.in_fd);
+  while (std::optional<nlohmann::json> request = requests.Next()) {
+    int id = request->value("id", 0);
+    Evaluation ev;
+    std::string listing, tool_error;
+    nlohmann::json config = nlohmann::json::object();
+    try {
+      const nlohmann::json& run = request->at("run");
+      config = run.value("config", config);
+      ev = evaluator->Evaluate(RunRequestFromJson(run), &listing);
+    } catch (const std::exception& e) {
+      tool_error = e.what();
+    }
+    // A sticky device error leaves this process unusable: the candidate crashed it.
+    DeviceStatus health = device->HealthCheck();
+    bool restart = !health.ok();
+    if (restart) {
+      std::string before =
+          tool_error.empty() ? std::string(StatusName(ev.status)) + ": " + ev.reason : tool_error;
+      ev.status = Status::kCrash;
+      ev.reason = fmt::format("the device is unusable after this candidate ({}); first sign: {}",
+                              health.message(), before);
+      ev.config = ConfigFromJson(config);
+      ev.device = device->info().Label();
+      tool_error.clear();
+    }
+    if (!tool_error.empty()) {
+      SendMessage(out, {{"id", id}, {"error", tool_error}});
+      continue;
+    }
+    nlohmann::json reply = {{"id", id}, {"evaluation", EvaluationToJson(ev)}, {"restart", restart}};
+    if (!listing.empty()) reply["listing"] = listing;
+    SendMessage(out, reply);
+    if (restart) return 0;
+  }
+  return 0;  // the supervisor closed the channel: done
+}
+
+}  // namespace kf

@@ -1,0 +1,65 @@
+#include "eval/precheck.hpp"
+
+#include <fmt/format.h>
+
+#include "core/input_error.hpp"
+#include "eval/workspace.hpp"
+
+namespace kf {
+
+Env ConstraintEnv(const DeviceInfo& device, const Sizes& sizes, const Config& config) {
+  Env env = SizesEnv(sizes);
+  BindConfig(config, env);
+  env.Set("max_work_group_size", static_cast<double>(device.max_work_group_size));
+  env.Set("local_mem_bytes", static_cast<double>(device.local_mem_bytes));
+  env.Set("sub_group_width", device.sub_group_width);
+  env.Set("simd_width", device.sub_group_width);
+  env.Set("compute_units", device.compute_units);
+  return env;
+}
+
+std::optional<Evaluation> Precheck(const Task& task, const Kernel& kernel, const Config& config,
+                                   const DeviceInfo& device, const SizeSet& bench,
+                                   int64_t* group_size) {
+  Evaluation ev;
+  ev.device = device.Label();
+  ev.config = config;
+  ev.bench_sizes = bench.name;
+  auto fail = [&](Status s, std::string reason) {
+    ev.status = s;
+    ev.reason = std::move(reason);
+    return std::optional<Evaluation>(ev);
+  };
+  try {
+    CheckKernelSignature(task, kernel);
+  } catch (const InputError& e) {
+    return fail(Status::kCompileError, e.what());
+  }
+  Env env = ConstraintEnv(device, bench.sizes, config);
+  for (const Expr& c : kernel.constraints) {
+    try {
+      if (!c.EvalBool(env)) return fail(Status::kInvalidConfig, "constraint violated: " + c.text());
+    } catch (const ExprError& e) {
+      return fail(Status::kInvalidConfig,
+                  std::string("constraint cannot be evaluated: ") + e.what());
+    }
+  }
+  try {
+    Launch l = MakeLaunch(kernel, config, SizesEnv(bench.sizes));
+    int64_t threads = 1;
+    for (int64_t b : l.block) threads *= b;
+    if (group_size) *group_size = threads;
+    if (threads > device.max_work_group_size) {
+      ev.hints.push_back(fmt::format("work-group size {} over the device limit {}", threads,
+                                     device.max_work_group_size));
+      return fail(Status::kInvalidConfig,
+                  fmt::format("block of {} work-items exceeds the device's maximum of {}", threads,
+                              device.max_work_group_size));
+    }
+  } catch (const ExprError& e) {
+    return fail(Status::kInvalidConfig, std::string("launch rule: ") + e.what());
+  }
+  return std::nullopt;
+}
+
+}  // namespace kf

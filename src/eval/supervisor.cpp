@@ -1,0 +1,161 @@
+#include "eval/supervisor.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "core/codec.hpp"
+
+namespace kf {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double Seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+}  // namespace
+
+ExecutorOptions Aimed(ExecutorOptions options, std::string binary, std::string task_dir,
+                      std::string device, std::string sizes) {
+  options.binary = std::move(binary);
+  options.task = std::move(task_dir);
+  options.device = std::move(device);
+  options.sizes = std::move(sizes);
+  return options;
+}
+
+nlohmann::json ExecutorCounters::ToJson() const {
+  return {{"starts", starts},
+          {"restarts", restarts},
+          {"verdicts", verdicts},
+          {"fault_seconds", fault_seconds}};
+}
+
+void ExecutorCounters::Add(const ExecutorCounters& other) {
+  starts += other.starts;
+  restarts += other.restarts;
+  for (const auto& [status, n] : other.verdicts) verdicts[status] += n;
+  fault_seconds += other.fault_seconds;
+}
+
+Supervisor::Supervisor(ExecutorOptions options) : options_(std::move(options)) {
+  info_.baseline_ms = options_.baseline_ms;
+  Start();
+}
+
+double Supervisor::launch_deadline_s() const {
+  double s = options_.launch_factor * info_.baseline_ms * 1e-3;
+  return std::clamp(s, options_.launch_floor_s, options_.launch_ceiling_s);
+}
+
+double Supervisor::PhaseSeconds(const std::string& phase) const {
+  return phase == "compile"  ? options_.compile_timeout_s
+         : phase == "launch" ? launch_deadline_s()
+                             : options_.host_timeout_s;
+}
+
+void Supervisor::Start() {
+  const ExecutorOptions& o = options_;
+  std::vector<std::string> args = {o.binary,         "executor",
+                                   "--task",         o.task,
+                                   "--device",       o.device,
+                                   "--sizes",        o.sizes,
+                                   "--seeds",        std::to_string(o.seeds),
+                                   "--warmup-runs",  std::to_string(o.warmup_runs),
+                                   "--min-runs",     std::to_string(o.min_runs),
+                                   "--max-runs",     std::to_string(o.max_runs),
+                                   "--min-timed-ms", fmt::format("{}", o.min_timed_ms),
+                                   "--baseline-ms",  fmt::format("{}", info_.baseline_ms),
+                                   "--limit-as-gib", fmt::format("{}", o.address_space_gib),
+                                   "--limit-cpu-s",  fmt::format("{}", o.cpu_seconds),
+                                   "--parent",       std::to_string(getpid())};
+  Clock::time_point started = Clock::now();
+  bool restart = counters_.starts > 0;
+  nlohmann::json ready = process_.Start(args, o.startup_timeout_s);
+  ++counters_.starts;
+  if (restart) {
+    ++counters_.restarts;
+    counters_.fault_seconds += Seconds(Clock::now() - started);
+    return;
+  }
+  info_.device = DeviceInfoFromJson(ready.at("device"));
+  info_.baseline_ms = ready.value("baseline_ms", 0.0);
+  info_.peak_gbs = ready.value("peak_gbs", 0.0);
+  info_.peak_source = ready.value("peak_source", "");
+}
+
+RunReply Supervisor::Run(const RunRequest& request) {
+  if (!process_.running()) Start();
+  Clock::time_point started = Clock::now();
+  int id = ++next_id_;
+  auto fault = [&](Status status, std::string reason) {
+    RunReply reply;
+    reply.evaluation.status = status;
+    reply.evaluation.reason = std::move(reason);
+    reply.evaluation.config = request.candidate.config;
+    reply.evaluation.device = info_.device.Label();
+    counters_.fault_seconds += Seconds(Clock::now() - started);
+    ++counters_.verdicts[std::string(StatusName(status))];
+    return reply;
+  };
+
+  std::string phase = "host";
+  Clock::time_point deadline = DeadlineIn(PhaseSeconds(phase));
+  if (!process_.Send({{"id", id}, {"op", "run"}, {"run", RunRequestToJson(request)}})) {
+    std::string why = process_.DescribeExit("the executor");
+    process_.Stop();
+    return fault(Status::kCrash, why + " before the candidate was sent");
+  }
+  for (;;) {
+    nlohmann::json message;
+    WorkerProcess::ReadResult r = process_.Read(deadline, &message);
+    if (r == WorkerProcess::ReadResult::kTimeout) {
+      process_.Stop();  // the executor is killed; a fresh one starts with the next candidate
+      if (phase == "compile") {
+        return fault(Status::kCompileError,
+                     fmt::format("compilation ran past its deadline of {:.0f} s",
+                                 options_.compile_timeout_s));
+      }
+      if (phase == "launch") {
+        return fault(Status::kTimeout,
+                     fmt::format("a launch ran past its deadline of {:.2f} s ({}x the baseline's "
+                                 "{:.3f} ms, within [{}, {}] s); the executor was killed",
+                                 launch_deadline_s(), options_.launch_factor, info_.baseline_ms,
+                                 options_.launch_floor_s, options_.launch_ceiling_s));
+      }
+      return fault(Status::kTimeout, fmt::format("the evaluation's host work ran past {:.0f} s; "
+                                                 "the executor was killed",
+                                                 options_.host_timeout_s));
+    }
+    if (r == WorkerProcess::ReadResult::kEof) {
+      std::string why = process_.DescribeExit("the executor");
+      process_.Stop();
+      return fault(Status::kCrash,
+                   fmt::format("{} during {}", why, phase == "launch" ? "a launch" : phase));
+    }
+    if (message.contains("phase")) {
+      phase = message["phase"].get<std::string>();
+      deadline = DeadlineIn(PhaseSeconds(phase));
+      continue;
+    }
+    if (message.value("id", -1) != id) continue;
+    if (message.contains("error")) {
+      throw std::runtime_error("executor: " + message["error"].get<std::string>());
+    }
+    RunReply reply;
+    reply.evaluation = EvaluationFromJson(message.at("evaluation"));
+    reply.listing = message.value("listing", "");
+    if (message.value("restart", false)) {
+      process_.Stop();
+      counters_.fault_seconds += Seconds(Clock::now() - started);
+    }
+    ++counters_.verdicts[std::string(StatusName(reply.evaluation.status))];
+    return reply;
+  }
+}
+
+}  // namespace kf

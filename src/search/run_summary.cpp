@@ -1,0 +1,149 @@
+#include "search/run_summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/input_error.hpp"
+
+namespace kf {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+nlohmann::json ProposalLine(const ProposalRecord& r) {
+  nlohmann::json line = r.outcome;
+  line["proposal"] = r.index;
+  line["state"] = r.state;
+  if (r.proposal) {
+    line["origin"] = r.proposal->origin;
+    line["kernel_id"] = KernelId(r.proposal->kernel);
+  }
+  return line;
+}
+
+ArchiveOffer OfferToArchive(Archive& archive, const Proposal& proposal,
+                            const std::string& kernel_id,
+                            const std::optional<std::pair<Config, Evaluation>>& best) {
+  ArchiveOffer offer;
+  Cell cell;
+  if (best) {
+    const Evaluation& ev = best->second;
+    Elite e;
+    e.cell = ev.descriptor;
+    e.kernel = proposal.kernel;
+    e.config = best->first;
+    e.speedup = ev.speedup.value_or(0);
+    e.time_ms = ev.time ? ev.time->median_ms : 0;
+    e.kernel_id = kernel_id;
+    e.origin = proposal.origin;
+    e.mutations = proposal.mutations;
+    e.device = ev.device;
+    e.evaluation = ev;
+    cell = e.cell;
+    offer.improved = archive.Offer(e);
+    offer.elite = std::move(e);
+  }
+  if (proposal.parent_cell) {
+    double parent_speedup = 0;
+    if (auto it = archive.cells().find(*proposal.parent_cell); it != archive.cells().end())
+      parent_speedup = it->second.speedup;
+    offer.beat_parent = best && best->second.speedup.value_or(0) > parent_speedup;
+    archive.RecordChild(*proposal.parent_cell, best ? cell : *proposal.parent_cell, offer.improved,
+                        offer.beat_parent);
+  }
+  return offer;
+}
+
+std::optional<std::pair<Config, Evaluation>> BestOf(const std::vector<StoredEvaluation>& stored,
+                                                    int proposal) {
+  std::optional<std::pair<Config, Evaluation>> best;
+  for (const StoredEvaluation& s : stored) {
+    if (s.proposal != proposal || s.purpose != "search") continue;
+    const Evaluation& ev = s.evaluation;
+    if (ev.status != Status::kOk || ev.descriptor.empty()) continue;
+    if (!best || ev.speedup.value_or(0) > best->second.speedup.value_or(0))
+      best = std::make_pair(s.config, ev);
+  }
+  return best;
+}
+
+RestoredArchive RebuildArchive(const std::vector<ProposalRecord>& records,
+                               const std::vector<StoredEvaluation>& stored) {
+  std::vector<const ProposalRecord*> done;
+  for (const ProposalRecord& r : records) {
+    if (r.state == "done" && r.proposal && r.done_seq > 0) done.push_back(&r);
+  }
+  std::sort(done.begin(), done.end(), [](const ProposalRecord* a, const ProposalRecord* b) {
+    return a->done_seq < b->done_seq;
+  });
+  RestoredArchive out;
+  for (const ProposalRecord* r : done)
+    OfferToArchive(out.archive, *r->proposal, KernelId(r->proposal->kernel),
+                   BestOf(stored, r->index));
+  return out;
+}
+
+RunSummary ReadRunSummary(Store& store, const std::string& run) {
+  RunSummary s;
+  std::optional<RunInfo> info = store.FindRun(run);
+  if (!info) throw InputError("--run", 0, run, "no such run in the store");
+  s.run = *info;
+  s.proposals = store.RunProposals(run);
+  std::vector<StoredEvaluation> all = store.RunEvaluations(run);
+  s.archive = RebuildArchive(s.proposals, all).archive;
+  for (const ProposalRecord& r : s.proposals) ++s.proposal_states[r.state];
+  for (StoredEvaluation& e : all) {
+    if (e.purpose == "search") {
+      ++s.verdicts[std::string(StatusName(e.evaluation.status))];
+      ++s.evaluations_by_device[e.evaluation.device];
+      s.evaluations.push_back(std::move(e));
+      continue;
+    }
+    // A final re-verification: grouped by candidate, in the order first re-verified.
+    auto it = std::find_if(s.finals.begin(), s.finals.end(), [&](const FinalCheck& f) {
+      return CandidateId(f.elite.kernel_id, f.elite.config) == e.candidate_id;
+    });
+    if (it == s.finals.end()) {
+      FinalCheck f;
+      for (const auto& [cell, elite] : s.archive.cells()) {
+        if (elite.kernel_id == e.kernel_id && elite.config == e.config) f.elite = elite;
+      }
+      if (f.elite.kernel_id.empty()) {  // no longer an elite: describe it from the store
+        if (std::optional<Kernel> k = store.FindKernel(e.kernel_id)) f.elite.kernel = *k;
+        f.elite.kernel_id = e.kernel_id;
+        f.elite.config = e.config;
+      }
+      f.verified = true;
+      f.device = e.evaluation.device;
+      s.finals.push_back(std::move(f));
+      it = s.finals.end() - 1;
+    }
+    if (e.evaluation.status == Status::kOk && e.evaluation.speedup) {
+      it->speedups.push_back(*e.evaluation.speedup);
+    } else {
+      it->verified = false;
+    }
+    it->runs.push_back(std::move(e.evaluation));
+  }
+  for (size_t i = 0; i < s.finals.size(); ++i) {
+    FinalCheck& f = s.finals[i];
+    f.median = Median(f.speedups);
+    if (f.verified && (s.best < 0 || f.median > s.finals[static_cast<size_t>(s.best)].median))
+      s.best = static_cast<int>(i);
+  }
+  if (const FinalCheck* best = s.Best()) {
+    for (size_t i = 0; i < best->runs.size(); ++i) {
+      double d = std::abs(*best->runs[i].speedup - best->median);
+      if (s.best_run < 0 ||
+          d < std::abs(*best->runs[static_cast<size_t>(s.best_run)].speedup - best->median))
+        s.best_run = static_cast<int>(i);
+    }
+  }
+  return s;
+}
+
+}  // namespace kf

@@ -1,0 +1,116 @@
+#include "tune/tune_template.hpp"
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+
+#include "core/input_error.hpp"
+#include "tune/strategy.hpp"
+
+namespace kf {
+
+Measurement MeasurementOf(const Evaluation& ev) {
+  Measurement m;
+  m.ok = ev.status == Status::kOk && ev.time.has_value();
+  m.time_ms = m.ok ? ev.time->median_ms : 0;
+  if (!m.ok) m.failure = std::string(StatusName(ev.status));
+  return m;
+}
+
+TuneTemplate::TuneTemplate(const Kernel& kernel, const TuneSettings& settings)
+    : defaults_(kernel.ResolveConfig({})) {
+  if (kernel.params.empty()) return;
+  SearchSpace whole = SearchSpace::FromKernel(kernel, settings.device_env);
+  if (whole.size() == 0)
+    throw InputError(kernel.path, 0, "@constraint",
+                     "no configuration of the @param lists satisfies the constraints");
+  RuleContext context = settings.context;
+  context.source = kernel.source;
+  context.defaults = defaults_;
+  std::vector<Point> try_first;
+  if (settings.rules) {
+    RuledSpace ruled = ApplyRules(*settings.rules, context, whole);
+    space_ = std::make_unique<SearchSpace>(std::move(ruled.space));
+    applied_ = std::move(ruled.applied);
+    hints_ = std::move(ruled.hints);
+    try_first = std::move(ruled.try_first);
+  } else {
+    space_ = std::make_unique<SearchSpace>(std::move(whole));
+  }
+  session_ = std::make_unique<TuningSession>(
+      *space_, settings.budget,
+      MakeStrategy(settings.strategy.empty() ? kDefaultStrategy : settings.strategy),
+      settings.seed);
+  session_->MeasureFirst(
+      StartingPoints(*space_, defaults_, try_first, settings.budget.evaluations));
+}
+
+std::vector<Config> TuneTemplate::Ask(int n) {
+  std::vector<Config> out;
+  if (n <= 0) return out;
+  if (!session_) {
+    if (!single_asked_) {
+      single_asked_ = true;
+      out.push_back(defaults_);
+    }
+    return out;
+  }
+  for (const Point& p : session_->Ask(n)) out.push_back(space_->ToConfig(p));
+  return out;
+}
+
+void TuneTemplate::Tell(const Config& config, const Measurement& m) {
+  if (!session_) {
+    single_asked_ = single_told_ = true;
+    return;
+  }
+  if (std::optional<Point> p = space_->FromConfig(config)) session_->Tell(*p, m);
+}
+
+bool TuneTemplate::Done() const {
+  return session_ ? session_->Done() : single_told_;
+}
+
+int TuneTemplate::pending() const {
+  if (!session_) return single_asked_ && !single_told_ ? 1 : 0;
+  return session_->pending();
+}
+
+int TuneTemplate::evaluations() const {
+  return session_ ? session_->evaluations() : (single_told_ ? 1 : 0);
+}
+
+void DriveTuning(TuneTemplate& tuning, const Kernel& kernel, Judge& judge,
+                 const std::function<void(const Config&, const JudgeResult&)>& on_verdict) {
+  std::mutex mutex;
+  std::condition_variable arrived;
+  std::map<int, std::pair<Config, JudgeResult>> results;  // by asking order
+  int asked = 0, told = 0;
+  std::string tool_error;
+  const int target = judge.runner_count() * 2 + judge.build_jobs();
+  for (;;) {
+    while (tool_error.empty() && asked - told < target) {
+      std::vector<Config> next = tuning.Ask(1);
+      if (next.empty()) break;
+      int seq = asked++;
+      judge.Submit({kernel, next.front()}, [&, seq, config = next.front()](JudgeResult r) {
+        std::lock_guard<std::mutex> lock(mutex);
+        results.emplace(seq, std::make_pair(config, std::move(r)));
+        arrived.notify_all();
+      });
+    }
+    if (asked == told) break;  // nothing out and nothing more to ask: done
+    std::unique_lock<std::mutex> lock(mutex);
+    arrived.wait(lock, [&] { return results.count(told) > 0; });
+    auto [config, result] = std::move(results.at(told));
+    results.erase(told);
+    ++told;
+    lock.unlock();
+    if (!result.tool_error.empty() && tool_error.empty()) tool_error = result.tool_error;
+    if (tool_error.empty()) on_verdict(config, result);
+    tuning.Tell(config, MeasurementOf(result.evaluation));
+  }
+  if (!tool_error.empty()) throw std::runtime_error(tool_error);
+}
+
+}  // namespace kf

@@ -1,0 +1,72 @@
+#pragma once
+// Tuning one template, ask/tell: its parameter space (the @param lists, the @constraint
+// expressions against the device's properties and the benchmark sizes), narrowed and ordered by
+// the hardware rules; the template's default and the rules' tried-first points measured first,
+// then the strategy. A kernel without parameters is one configuration. `kfoundry tune` drives one
+// of these (DriveTuning), the search one per proposal in flight.
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/evaluation.hpp"
+#include "core/kernel.hpp"
+#include "eval/judge.hpp"
+#include "tune/rules.hpp"
+#include "tune/session.hpp"
+
+namespace kf {
+
+// What a tuner learns from a verdict: the median time of an `ok` one, else the status as the
+// failure.
+Measurement MeasurementOf(const Evaluation& ev);
+
+struct TuneSettings {
+  Env device_env;       // device properties and benchmark sizes, for constraints
+  RuleContext context;  // op class and device; the kernel's part is filled here
+  const std::vector<Rule>* rules = nullptr;  // none: the whole space
+  std::string strategy;                      // "" = the default
+  TuneBudget budget;
+  uint64_t seed = 1;
+};
+
+class TuneTemplate {
+ public:
+  // Throws InputError when the parameter space is invalid or has no valid configuration.
+  TuneTemplate(const Kernel& kernel, const TuneSettings& settings);
+  TuneTemplate(const TuneTemplate&) = delete;
+  TuneTemplate& operator=(const TuneTemplate&) = delete;
+
+  // Up to n configurations to measure next; fewer or none while results are pending or when done.
+  std::vector<Config> Ask(int n);
+  // A verdict's measurement for `config` (asked or not: a resumed run tells what its store holds).
+  void Tell(const Config& config, const Measurement& m);
+  // Nothing more will be asked and nothing is pending.
+  bool Done() const;
+  int pending() const;
+  int evaluations() const;
+
+  const SearchSpace* space() const { return space_.get(); }  // null without parameters
+  const TuningSession* session() const { return session_.get(); }
+  const std::vector<std::string>& rules_applied() const { return applied_; }
+  const std::vector<std::string>& hints() const { return hints_; }
+
+ private:
+  Config defaults_;
+  std::unique_ptr<SearchSpace> space_;
+  std::unique_ptr<TuningSession> session_;
+  std::vector<std::string> applied_, hints_;
+  // A kernel without parameters: one configuration, asked once.
+  bool single_asked_ = false, single_told_ = false;
+};
+
+// Drives `tuning` of `kernel` to its end through `judge`: as many configurations out as the
+// judge has runners and builders to keep busy, each verdict told in the order it was asked (so a
+// seed gives one order whatever finishes first) and passed to `on_verdict`. Throws
+// std::runtime_error when the tool itself fails (a runner that cannot restart its executor).
+void DriveTuning(TuneTemplate& tuning, const Kernel& kernel, Judge& judge,
+                 const std::function<void(const Config&, const JudgeResult&)>& on_verdict);
+
+}  // namespace kf

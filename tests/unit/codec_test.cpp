@@ -1,0 +1,149 @@
+// The core codecs: every value type that crosses a stage survives its JSON round trip exactly
+// (the executor and builder pipes carry nothing else), and base64 carries any bytes.
+#include "core/codec.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/task.hpp"
+
+namespace kf {
+namespace {
+
+const char* kKernel =
+    "// @kernel f\n// @grid ceil_div(N, BLOCK)\n// @block BLOCK\n"
+    "// @param BLOCK in [64, 128] default 128\n"
+    "__kernel void f(__global float* x, int N) { x[get_global_id(0)] = 1; }\n";
+
+TEST(Codec, Base64CarriesAnyBytes) {
+  std::mt19937 rng(3);
+  for (size_t n : {0u, 1u, 2u, 3u, 4u, 5u, 1000u}) {
+    std::vector<std::byte> bytes(n);
+    for (auto& b : bytes) b = static_cast<std::byte>(rng() & 0xff);
+    std::string text = Base64Encode(bytes);
+    EXPECT_EQ(text.size() % 4, 0u);
+    EXPECT_EQ(Base64Decode(text), bytes) << n;
+  }
+  EXPECT_EQ(Base64Encode({std::byte{'M'}, std::byte{'a'}}), "TWE=");
+  EXPECT_THROW(Base64Decode("T*E="), std::invalid_argument);
+}
+
+TEST(Codec, CompileResultsAndRunRequestsRoundTrip) {
+  CompileResult c;
+  c.ok = true;
+  c.log = "1 warning";
+  c.cache_hit = true;
+  c.artifact.symbol = "_Z1fPf";
+  c.artifact.listing = "ld.global.v4.f32";
+  for (int i = 0; i < 256; ++i) c.artifact.binary.push_back(static_cast<std::byte>(i));
+  CompileResult back = CompileResultFromJson(nlohmann::json::parse(CompileResultToJson(c).dump()));
+  EXPECT_EQ(back.ok, c.ok);
+  EXPECT_EQ(back.log, c.log);
+  EXPECT_EQ(back.cache_hit, c.cache_hit);
+  EXPECT_EQ(back.artifact.symbol, c.artifact.symbol);
+  EXPECT_EQ(back.artifact.listing, c.artifact.listing);
+  EXPECT_EQ(back.artifact.binary, c.artifact.binary);
+
+  CompileRequest q{"source", "f", {{"BLOCK", "64"}, {"VEC", "4"}}};
+  CompileRequest q2 = CompileRequestFromJson(CompileRequestToJson(q));
+  EXPECT_EQ(q2.source, q.source);
+  EXPECT_EQ(q2.entry, q.entry);
+  EXPECT_EQ(q2.defines, q.defines);
+
+  RunRequest r{{ParseKernel("k.cl", kKernel), {{"BLOCK", "64"}}}, c};
+  RunRequest r2 = RunRequestFromJson(nlohmann::json::parse(RunRequestToJson(r).dump()));
+  EXPECT_EQ(r2.candidate.kernel.source, kKernel);
+  EXPECT_EQ(r2.candidate.kernel.entry, "f");
+  EXPECT_EQ(r2.candidate.config, r.candidate.config);
+  ASSERT_TRUE(r2.compiled);
+  EXPECT_EQ(r2.compiled->artifact.binary, c.artifact.binary);
+  RunRequest plain{{ParseKernel("k.cl", kKernel), {}}, std::nullopt};
+  EXPECT_FALSE(RunRequestFromJson(RunRequestToJson(plain)).compiled);
+}
+
+TEST(Codec, DevicesEvaluationsElitesAndProposalsRoundTrip) {
+  DeviceInfo d;
+  d.backend = "cuda";
+  d.index = 1;
+  d.name = "NVIDIA H200";
+  d.vendor = "NVIDIA";
+  d.arch = "sm_90";
+  d.driver_version = "580.1";
+  d.compiler_version = "nvrtc 13.0";
+  d.device_class = DeviceClass::kGpu;
+  d.compute_units = 132;
+  d.max_work_group_size = 1024;
+  d.local_mem_bytes = 232448;
+  d.sub_group_width = 32;
+  d.global_mem_bytes = 150000000000;
+  d.cache_bytes = 62914560;
+  d.spec_bandwidth_gbs = 4800;
+  DeviceInfo d2 = DeviceInfoFromJson(nlohmann::json::parse(DeviceInfoToJson(d).dump()));
+  EXPECT_EQ(DeviceInfoToJson(d2), DeviceInfoToJson(d));
+  EXPECT_EQ(d2.Label(), "cuda:1 (NVIDIA H200)");
+  EXPECT_EQ(d2.device_class, DeviceClass::kGpu);
+
+  Evaluation ev;
+  ev.status = Status::kOk;
+  ev.device = d.Label();
+  ev.config = {{"BLOCK", "128"}, {"MODE", "fast"}};
+  ev.time = TimingStats{0.17, 0.16, 0.2, 50};
+  ev.speedup = 3.2;
+  ev.descriptor = {1, 2, 0};
+  ev.check_seeds = {1, 2};
+  EXPECT_EQ(EvaluationToJson(EvaluationFromJson(EvaluationToJson(ev))), EvaluationToJson(ev));
+
+  Elite e;
+  e.cell = {1, 2, 0};
+  e.kernel = ParseKernel("dir/k.cl", kKernel);
+  e.kernel_id = "k123";
+  e.config = {{"BLOCK", "64"}};
+  e.speedup = 3.2;
+  e.time_ms = 0.17;
+  e.origin = "unroll of k.cl";
+  e.mutations = {"unroll"};
+  e.device = d.Label();
+  e.evaluation = ev;
+  EXPECT_EQ(EliteToJson(EliteFromJson(EliteToJson(e))), EliteToJson(e));
+
+  Proposal p;
+  p.kernel = ParseKernel("dir/p.cl", kKernel);
+  p.origin = "command p.cl";
+  p.parent_kernel_id = "k123";
+  p.parent_cell = Cell{1, 2, 0};
+  p.mutations = {"unroll", "command"};
+  p.notes = "wider loads";
+  EXPECT_EQ(ProposalToJson(ProposalFromJson(ProposalToJson(p))), ProposalToJson(p));
+}
+
+TEST(Codec, AProposalRequestCarriesTheTaskTheParentAndTheTarget) {
+  Task task = LoadTask(std::string(KF_TASKS) + "/rope_llama3");
+  ProposalRequest r;
+  r.index = 7;
+  r.seed = 99;
+  r.task = &task;
+  r.language = Language::kOpenCL;
+  r.device.backend = "opencl";
+  r.rule_hints = {"use vector loads"};
+  Elite parent;
+  parent.cell = {0, 0, 0};
+  parent.kernel = LoadKernelFile(task.PathOf("baseline.cl"));
+  parent.config = parent.kernel.ResolveConfig({});
+  r.parent = parent;
+  r.target = TargetCell{{1, 0, 0}, "memory: vectorised", 0};
+  r.filled_cells = {{0, 0, 0}};
+  nlohmann::json j = ProposalRequestToJson(r);
+  EXPECT_EQ(j["index"], 7);
+  EXPECT_EQ(j["language"], "opencl");
+  EXPECT_EQ(j["task"]["name"], "rope_llama3");
+  EXPECT_FALSE(j["task"]["args"].empty());
+  EXPECT_NE(j["task"]["reference_source"].get<std::string>().find("__kernel"), std::string::npos);
+  EXPECT_EQ(j["parent"]["kernel"]["source"], parent.kernel.source);
+  EXPECT_EQ(j["target_cell"]["cell"], nlohmann::json::array({1, 0, 0}));
+  EXPECT_TRUE(j["target_cell"]["speedup"].is_null()) << "an empty cell has no speedup yet";
+  EXPECT_EQ(j["rule_hints"][0], "use vector loads");
+}
+
+}  // namespace
+}  // namespace kf
