@@ -2,19 +2,77 @@
 # The GPU machine's command (run from the repository root there, with .device carried; see
 # scripts/device-bundle.sh). Runs the unit and integration tests (CUDA included), then the rope
 # evaluations and the PyTorch baselines, writing everything under $OUT. Modes: all (default),
-# templates, tune, corpus, optimize [BUDGET [SECONDS]].
+# templates, tune, corpus, optimize [BUDGET [SECONDS]], tests (the CUDA tests alone),
+# async SECONDS NAME... (issue 11: optimize at the size of record for SECONDS with the GPU's
+# utilisation sampled by nvidia-smi; NAME is before — .device/kfoundry-before, the engine before
+# issue 11 — or afterN — this build with --in-flight N).
 set -uo pipefail
 OUT=${OUT:-/tmp/kf-out}
 mkdir -p "$OUT"
 # The test binaries were built with this checkout's path baked in.
 if [ ! -e /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
 export LD_LIBRARY_PATH="$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export KF_CACHE_DIR="$OUT/cache" KF_TEST_BINARY="$PWD/.device/kfoundry"
+export KF_CACHE_DIR=/tmp/kf-cache KF_TEST_BINARY="$PWD/.device/kfoundry"
+# A binary built elsewhere (kfoundry-before) knows its own source tree's paths: point it here.
+export KF_TASKS_DIR="$PWD/tasks" KF_RULES_DIR="$PWD/rules" KF_DESCRIPTORS="$PWD/descriptors/default.toml"
 kf=.device/kfoundry
 
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; ldd $kf | grep 'not found'; } 2>&1 | tee "$OUT/machine.txt"
 $kf devices 2>&1 | tee -a "$OUT/machine.txt"
 
+if [ "${1:-all}" = tests ]; then
+  .device/kf_unit_tests --gtest_brief=1 2>&1 | tail -n 5 | tee "$OUT/unit.txt"
+  .device/kf_integration_tests --gtest_filter='Cuda*:Cli*:Builder*' --gtest_brief=1 2>&1 | tail -n 30 | tee "$OUT/integration.txt"
+  exit 0
+fi
+if [ "${1:-all}" = async ]; then
+  secs=${2:-100}
+  shift 2
+  for name in "$@"; do
+    bin=.device/kfoundry extra=()
+    case $name in
+      before) bin=.device/kfoundry-before ;;
+      after*) extra=(--in-flight "${name#after}") ;;
+    esac
+    nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$OUT/smi_$name.csv" &
+    smi=$!
+    # stderr lines stamped with the time they came: the search runs from "starting run" to
+    # "re-verifying", in this build and the one before.
+    KF_CACHE_DIR="/tmp/kf-cache-$name" $bin optimize rope_llama3 --device cuda --budget 2000 --time-budget "$secs" --store "sqlite:/tmp/kf-$name.db" \
+        --run "$name" --top 1 --repeats 1 --out "/tmp/kf-out-$name" --json "${extra[@]}" > "/tmp/opt_$name.json" \
+        2> >(while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done > "/tmp/opt_$name.log")
+    sleep 1
+    kill $smi; wait $smi 2>/dev/null
+    python3 - "$name" "/tmp/opt_$name.json" "$OUT/smi_$name.csv" "/tmp/opt_$name.log" <<'PY' | tee -a "$OUT/async.txt"
+import json, sys, datetime
+name, path, smi, log = sys.argv[1:5]
+j = json.load(open(path)); t = j["totals"]
+start = end = None
+for line in open(log):
+    stamp, _, text = line.partition(" ")
+    if "starting run" in text and start is None: start = float(stamp)
+    if "re-verifying" in text and end is None: end = float(stamp)
+samples = []
+for line in open(smi):
+    parts = [p.strip() for p in line.split(",")]
+    try:
+        ts = datetime.datetime.strptime(parts[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
+        samples.append((ts, float(parts[1])))
+    except (ValueError, IndexError):
+        pass
+search = [u for ts, u in samples if start is not None and end is not None and start <= ts <= end]
+busy = sum(search) / len(search) / 100 if search else float("nan")
+b = j.get("best") or {}
+print(f"{name}: {t['judged_now']} evaluations in {t['seconds']:.1f} s = {t['evaluations_per_second']:.3f}/s; "
+      f"GPU busy {busy:.3f} (mean nvidia-smi utilization over {len(search)} samples in the search's "
+      f"{(end or 0) - (start or 0):.0f} s); proposals {t.get('proposals')}; cells {t.get('cells_filled')}; "
+      f"best {b.get('speedup_median')} roofline {b.get('roofline_fraction')}; stop {j.get('stop_reason')}")
+PY
+    cp "/tmp/opt_$name.log" "$OUT/opt_$name.log"
+    cp "/tmp/opt_$name.json" "$OUT/opt_$name.json"
+  done
+  exit 0
+fi
 if [ "${1:-all}" = templates ]; then  # every CUDA template: verdict, cell and time at the size of record
   .device/kf_integration_tests --gtest_filter='Cuda/Corpus.EveryBundled*' 2>&1 | grep -E 'template|OK|FAILED|Failure' | tee "$OUT/templates_test.txt"
   for k in baseline rope_elem rope_vec4 rope_vec8 rope_heads rope_lds rope_shfl; do
@@ -56,7 +114,7 @@ if [ "${1:-all}" = optimize ]; then  # issue 5: the search at the size of record
   cp "$best" "$OUT/best.cu"
   $kf eval rope_llama3 "$best" --device cuda --json > "$OUT/best_eval.json" 2>> "$OUT/optimize.log"
   PYTHONUNBUFFERED=1 python3 bench/rope_torch.py --kernel "$best" > "$OUT/torch.json" 2>> "$OUT/torch.log"
-  rm -rf "$OUT/out" "$OUT/cache"
+  rm -rf "$OUT/out"
   python3 - "$OUT" <<'PY'
 import json, os, sys
 out = sys.argv[1]
