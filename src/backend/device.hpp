@@ -84,6 +84,23 @@ class Device {
                            const Launch& launch) = 0;
   // Evicts the last-level cache (writes a scratch buffer of twice its size) and waits.
   virtual DeviceStatus FlushCache() = 0;
+
+  // Asynchronous work, in order on the device's one queue; errors of the work itself show at
+  // Synchronize (a Read synchronises too).
+  // A buffer that is `bytes` of `parent` from `offset` (a multiple of ViewAlignment()); freed with
+  // Free, before its parent.
+  virtual DeviceStatus View(BufferHandle parent, size_t offset, size_t bytes,
+                            BufferHandle* out) = 0;
+  virtual size_t ViewAlignment() const = 0;
+  virtual DeviceStatus Enqueue(LoadedKernel& kernel, std::span<const KernelArg> args,
+                               const Launch& launch) = 0;
+  // The same, timed with device events into `slot` (0, 1, ...): ElapsedMs reads it after a
+  // Synchronize.
+  virtual DeviceStatus EnqueueTimed(LoadedKernel& kernel, std::span<const KernelArg> args,
+                                    const Launch& launch, int slot) = 0;
+  virtual DeviceStatus ElapsedMs(int slot, double* ms) = 0;
+  virtual DeviceStatus EnqueueFlushCache() = 0;
+  virtual DeviceStatus Synchronize() = 0;
   // Synchronises and runs a trivial operation: fails when an earlier launch left the device or
   // its context unusable (a sticky CUDA error), after which only a new process helps.
   virtual DeviceStatus HealthCheck() = 0;

@@ -9,6 +9,7 @@
 namespace kf {
 
 void Figures::Merge(const Figures& o) {
+  if (o.max_abs_err > max_abs_err && o.worst >= 0) worst = elements + o.worst;
   max_abs_err = std::max(max_abs_err, o.max_abs_err);
   max_rel_err = std::max(max_rel_err, o.max_rel_err);
   if (first_bad < 0 && o.first_bad >= 0) first_bad = elements + o.first_bad;
@@ -44,7 +45,10 @@ Figures CompareRange(const HostBuffer& ref, const HostBuffer& out, uint32_t pois
     }
     double abs_err = std::fabs(r - o);
     double rel_err = abs_err / (std::fabs(r) + 1e-6);
-    f.max_abs_err = std::max(f.max_abs_err, abs_err);
+    if (abs_err > f.max_abs_err) {
+      f.max_abs_err = abs_err;
+      f.worst = static_cast<int64_t>(i - begin);
+    }
     f.max_rel_err = std::max(f.max_rel_err, rel_err);
     if (rel_err > 0.01) ++f.over_1pct;
     if (abs_err > tol.atol + tol.rtol * std::fabs(r)) {

@@ -19,6 +19,7 @@ struct Figures {
   int64_t unwritten = 0;   // still holding the poison pattern
   int64_t out_of_tol = 0;  // |out-ref| > atol + rtol*|ref|
   int64_t first_bad = -1;  // index of the first element out of tolerance, for the reason string
+  int64_t worst = -1;      // index of the (first) element of the largest absolute error
 
   double bad_ratio() const {
     return elements ? static_cast<double>(over_1pct) / static_cast<double>(elements) : 0.0;

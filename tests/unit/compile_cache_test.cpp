@@ -45,6 +45,20 @@ class CountingDevice : public Device {
   LaunchResult Run(LoadedKernel&, std::span<const KernelArg>, const Launch&) override { return {}; }
   DeviceStatus FlushCache() override { return DeviceStatus::Ok(); }
   DeviceStatus HealthCheck() override { return DeviceStatus::Ok(); }
+  DeviceStatus View(BufferHandle, size_t, size_t, BufferHandle*) override {
+    return DeviceStatus::Fail("no");
+  }
+  size_t ViewAlignment() const override { return 256; }
+  DeviceStatus Enqueue(LoadedKernel&, std::span<const KernelArg>, const Launch&) override {
+    return DeviceStatus::Fail("no");
+  }
+  DeviceStatus EnqueueTimed(LoadedKernel&, std::span<const KernelArg>, const Launch&,
+                            int) override {
+    return DeviceStatus::Fail("no");
+  }
+  DeviceStatus ElapsedMs(int, double*) override { return DeviceStatus::Fail("no"); }
+  DeviceStatus EnqueueFlushCache() override { return DeviceStatus::Ok(); }
+  DeviceStatus Synchronize() override { return DeviceStatus::Ok(); }
 
   DeviceInfo info_ = FakeInfo("opencl", "fake", "1", "1", "");
   int compiles = 0;

@@ -7,6 +7,7 @@
 
 #include "backend/cuda/cuda_api.hpp"
 #include "core/task.hpp"
+#include "eval/device_tools_source.hpp"
 
 namespace kf {
 namespace {
@@ -54,6 +55,20 @@ TEST_F(Nvrtc, CompilesEveryBundledCudaKernelToAnSm90Cubin) {
               0)
         << f << " is not an ELF cubin";
     EXPECT_EQ(out.lowered_name, k.entry);  // extern "C"
+  }
+}
+
+// The evaluator's own kernels (eval/device_tools_source.cpp) for every element type, as the
+// executor compiles them on a GPU.
+TEST_F(Nvrtc, CompilesTheEvaluatorsOwnKernelsForEveryElementType) {
+  for (int dt = 0; dt <= 5; ++dt) {
+    cuda::NvrtcOutput out =
+        cuda::CompileCuda(*nvrtc_, kDeviceToolsSource, "kf_random",
+                          {{"KF_CUDA", "1"}, {"KF_DT", std::to_string(dt)}}, 90);
+    ASSERT_TRUE(out.ok) << "KF_DT " << dt << ":\n" << out.log;
+    for (const char* entry :
+         {"kf_differ", "kf_compare", "kf_fill", "kf_copy", "kf_hash", "kf_scan"})
+      EXPECT_NE(out.ptx.find(std::string(".entry ") + entry), std::string::npos) << entry;
   }
 }
 

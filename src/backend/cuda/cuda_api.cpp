@@ -110,6 +110,7 @@ std::unique_ptr<Driver> Driver::Load(std::string* error) {
   Bind(*lib, a.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, &missing);
   Bind(*lib, a.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, &missing);
   Bind(*lib, a.cuMemsetD32, {"cuMemsetD32_v2"}, &missing);
+  Bind(*lib, a.cuMemsetD32Async, {"cuMemsetD32Async"}, &missing);
   Bind(*lib, a.cuLaunchKernel, {"cuLaunchKernel"}, &missing);
   Bind(*lib, a.cuEventCreate, {"cuEventCreate"}, &missing);
   Bind(*lib, a.cuEventDestroy, {"cuEventDestroy_v2", "cuEventDestroy"}, &missing);

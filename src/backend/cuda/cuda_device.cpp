@@ -110,19 +110,17 @@ class CudaDevice : public Device {
         nvrtc_(std::move(nvrtc)),
         device_(device),
         ctx_(ctx),
-        info_(std::move(info)) {
-    const DriverApi& a = api();
-    a.cuEventCreate(&start_, 0);
-    a.cuEventCreate(&stop_, 0);
-  }
+        info_(std::move(info)) {}
 
   ~CudaDevice() override {
     const DriverApi& a = api();
     a.cuCtxSetCurrent(ctx_);
     for (auto& [h, ptr] : buffers_) a.cuMemFree(ptr);
     if (scratch_) a.cuMemFree(scratch_);
-    a.cuEventDestroy(start_);
-    a.cuEventDestroy(stop_);
+    for (auto& [start, stop] : slots_) {
+      a.cuEventDestroy(start);
+      a.cuEventDestroy(stop);
+    }
     a.cuDevicePrimaryCtxRelease(device_);
   }
 
@@ -161,6 +159,7 @@ class CudaDevice : public Device {
   }
 
   void Free(BufferHandle buffer) override {
+    if (views_.erase(buffer)) return;
     auto it = buffers_.find(buffer);
     if (it == buffers_.end()) return;
     api().cuMemFree(it->second);
@@ -182,8 +181,73 @@ class CudaDevice : public Device {
 
   LaunchResult Run(LoadedKernel& loaded, std::span<const KernelArg> args,
                    const Launch& launch) override {
-    const DriverApi& a = api();
     LaunchResult result;
+    if (DeviceStatus s = EnqueueTimed(loaded, args, launch, 0); !s.ok()) {
+      result.status = s;
+      return result;
+    }
+    if (CUresult r = api().cuEventSynchronize(slots_[0].second); r != CUDA_SUCCESS) {
+      result.status = DeviceStatus::Fail(api().Error("kernel execution", r));
+      return result;
+    }
+    result.status = ElapsedMs(0, &result.elapsed_ms);
+    return result;
+  }
+
+  DeviceStatus View(BufferHandle parent, size_t offset, size_t bytes, BufferHandle* out) override {
+    auto it = buffers_.find(parent);
+    if (it == buffers_.end()) return DeviceStatus::Fail("View: no such buffer");
+    (void)bytes;
+    *out = ++next_handle_;
+    views_[*out] = it->second + offset;
+    return DeviceStatus::Ok();
+  }
+
+  size_t ViewAlignment() const override { return 256; }
+
+  DeviceStatus Enqueue(LoadedKernel& loaded, std::span<const KernelArg> args,
+                       const Launch& launch) override {
+    return LaunchAsync(loaded, args, launch, nullptr, nullptr);
+  }
+
+  DeviceStatus EnqueueTimed(LoadedKernel& loaded, std::span<const KernelArg> args,
+                            const Launch& launch, int slot) override {
+    const DriverApi& a = api();
+    while (static_cast<int>(slots_.size()) <= slot) {
+      CUevent start = nullptr, stop = nullptr;
+      a.cuEventCreate(&start, 0);
+      a.cuEventCreate(&stop, 0);
+      slots_.emplace_back(start, stop);
+    }
+    auto [start, stop] = slots_[static_cast<size_t>(slot)];
+    return LaunchAsync(loaded, args, launch, start, stop);
+  }
+
+  DeviceStatus ElapsedMs(int slot, double* ms) override {
+    if (slot < 0 || slot >= static_cast<int>(slots_.size()))
+      return DeviceStatus::Fail("ElapsedMs: no such slot");
+    float f = 0;
+    auto [start, stop] = slots_[static_cast<size_t>(slot)];
+    if (CUresult r = api().cuEventElapsedTime(&f, start, stop); r != CUDA_SUCCESS)
+      return DeviceStatus::Fail(api().Error("cuEventElapsedTime", r));
+    *ms = f;
+    return DeviceStatus::Ok();
+  }
+
+  DeviceStatus EnqueueFlushCache() override {
+    if (DeviceStatus s = EnsureScratch(); !s.ok()) return s;
+    return Check("cuMemsetD32 (cache flush)",
+                 api().cuMemsetD32Async(scratch_, ++flush_count_, scratch_bytes_ / 4, nullptr));
+  }
+
+  DeviceStatus Synchronize() override {
+    return Check("cuCtxSynchronize", api().cuCtxSynchronize());
+  }
+
+ private:
+  DeviceStatus LaunchAsync(LoadedKernel& loaded, std::span<const KernelArg> args,
+                           const Launch& launch, CUevent start, CUevent stop) {
+    const DriverApi& a = api();
     std::vector<CUdeviceptr> ptrs(args.size());
     std::vector<void*> params(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
@@ -204,46 +268,39 @@ class CudaDevice : public Device {
       g[d] = static_cast<unsigned>(launch.grid[d]);
       b[d] = static_cast<unsigned>(launch.block[d]);
     }
-    a.cuEventRecord(start_, nullptr);
+    if (start) a.cuEventRecord(start, nullptr);
     CUresult r = a.cuLaunchKernel(static_cast<CudaKernel&>(loaded).function(), g[0], g[1], g[2],
                                   b[0], b[1], b[2], 0, nullptr, params.data(), nullptr);
-    if (r != CUDA_SUCCESS) {
-      result.status = DeviceStatus::Fail(a.Error("cuLaunchKernel", r));
-      return result;
-    }
-    a.cuEventRecord(stop_, nullptr);
-    if (r = a.cuEventSynchronize(stop_); r != CUDA_SUCCESS) {
-      result.status = DeviceStatus::Fail(a.Error("kernel execution", r));
-      return result;
-    }
-    float ms = 0;
-    a.cuEventElapsedTime(&ms, start_, stop_);
-    result.elapsed_ms = ms;
-    return result;
+    if (r != CUDA_SUCCESS) return DeviceStatus::Fail(a.Error("cuLaunchKernel", r));
+    if (stop) a.cuEventRecord(stop, nullptr);
+    return DeviceStatus::Ok();
   }
 
+  DeviceStatus EnsureScratch() {
+    if (scratch_) return DeviceStatus::Ok();
+    scratch_bytes_ = static_cast<size_t>(std::max<int64_t>(2 * info_.cache_bytes, 8 << 20));
+    if (CUresult r = api().cuMemAlloc(&scratch_, scratch_bytes_); r != CUDA_SUCCESS)
+      return DeviceStatus::Fail(api().Error("cuMemAlloc (cache flush)", r));
+    return DeviceStatus::Ok();
+  }
+
+ public:
   DeviceStatus HealthCheck() override {
     if (DeviceStatus s = Check("cuCtxSynchronize", api().cuCtxSynchronize()); !s.ok()) return s;
     return RoundTripProbe(*this);
   }
 
   DeviceStatus FlushCache() override {
-    size_t bytes = static_cast<size_t>(std::max<int64_t>(2 * info_.cache_bytes, 8 << 20));
-    if (!scratch_) {
-      if (CUresult r = api().cuMemAlloc(&scratch_, bytes); r != CUDA_SUCCESS) {
-        return DeviceStatus::Fail(api().Error("cuMemAlloc (cache flush)", r));
-      }
-    }
-    DeviceStatus s =
-        Check("cuMemsetD32 (cache flush)", api().cuMemsetD32(scratch_, ++flush_count_, bytes / 4));
-    return s.ok() ? Check("cuCtxSynchronize", api().cuCtxSynchronize()) : s;
+    DeviceStatus s = EnqueueFlushCache();
+    return s.ok() ? Synchronize() : s;
   }
 
  private:
   const DriverApi& api() const { return driver_->api(); }
   CUdeviceptr Ptr(BufferHandle h) const {
-    auto it = buffers_.find(h);
-    return it == buffers_.end() ? 0 : it->second;
+    if (auto it = buffers_.find(h); it != buffers_.end()) return it->second;
+    auto v = views_.find(h);
+    return v == views_.end() ? 0 : v->second;
   }
   DeviceStatus Check(const char* what, CUresult r) const {
     return r == CUDA_SUCCESS ? DeviceStatus::Ok() : DeviceStatus::Fail(api().Error(what, r));
@@ -254,10 +311,12 @@ class CudaDevice : public Device {
   CUdevice device_;
   CUcontext ctx_;
   DeviceInfo info_;
-  CUevent start_ = nullptr, stop_ = nullptr;
   std::map<BufferHandle, CUdeviceptr> buffers_;
+  std::map<BufferHandle, CUdeviceptr> views_;  // inside a buffer: not freed on their own
   BufferHandle next_handle_ = 0;
+  std::vector<std::pair<CUevent, CUevent>> slots_;  // start and stop of each timed slot
   CUdeviceptr scratch_ = 0;
+  size_t scratch_bytes_ = 0;
   uint32_t flush_count_ = 0;
 };
 

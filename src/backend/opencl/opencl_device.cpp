@@ -183,6 +183,8 @@ class OpenCLDevice : public Device {
 
   ~OpenCLDevice() override {
     flush_kernel_.reset();
+    for (cl_event e : slots_)
+      if (e) clReleaseEvent(e);
     for (auto& [h, mem] : buffers_) clReleaseMemObject(mem);
     clReleaseCommandQueue(queue_);
     clReleaseContext(context_);
@@ -300,6 +302,89 @@ class OpenCLDevice : public Device {
   LaunchResult Run(LoadedKernel& loaded, std::span<const KernelArg> args,
                    const Launch& launch) override {
     LaunchResult result;
+    cl_event event = nullptr;
+    if (DeviceStatus s = LaunchAsync(loaded, args, launch, &event); !s.ok()) {
+      result.status = s;
+      return result;
+    }
+    cl_int e = clWaitForEvents(1, &event);
+    cl_int exec = CL_COMPLETE;
+    clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(exec), &exec, nullptr);
+    if (e != CL_SUCCESS || exec < 0) {
+      result.status = DeviceStatus::Fail(ClError("kernel execution", exec < 0 ? exec : e));
+      clReleaseEvent(event);
+      return result;
+    }
+    result.elapsed_ms = EventMs(event);
+    clReleaseEvent(event);
+    return result;
+  }
+
+  DeviceStatus View(BufferHandle parent, size_t offset, size_t bytes, BufferHandle* out) override {
+    cl_buffer_region region{offset, std::max<size_t>(bytes, 1)};
+    cl_int e = CL_SUCCESS;
+    cl_mem view = clCreateSubBuffer(Mem(parent), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION,
+                                    &region, &e);
+    if (e != CL_SUCCESS) return DeviceStatus::Fail(ClError("clCreateSubBuffer", e));
+    *out = ++next_handle_;
+    buffers_[*out] = view;
+    return DeviceStatus::Ok();
+  }
+
+  size_t ViewAlignment() const override {
+    cl_uint bits = 0;
+    clGetDeviceInfo(device_, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof(bits), &bits, nullptr);
+    return std::max<size_t>(bits / 8, 256);
+  }
+
+  DeviceStatus Enqueue(LoadedKernel& loaded, std::span<const KernelArg> args,
+                       const Launch& launch) override {
+    return LaunchAsync(loaded, args, launch, nullptr);
+  }
+
+  DeviceStatus EnqueueTimed(LoadedKernel& loaded, std::span<const KernelArg> args,
+                            const Launch& launch, int slot) override {
+    if (slot < 0) return DeviceStatus::Fail("EnqueueTimed: negative slot");
+    if (static_cast<int>(slots_.size()) <= slot) slots_.resize(static_cast<size_t>(slot) + 1);
+    cl_event& event = slots_[static_cast<size_t>(slot)];
+    if (event) clReleaseEvent(event);
+    event = nullptr;
+    return LaunchAsync(loaded, args, launch, &event);
+  }
+
+  DeviceStatus ElapsedMs(int slot, double* ms) override {
+    if (slot < 0 || slot >= static_cast<int>(slots_.size()) || !slots_[static_cast<size_t>(slot)])
+      return DeviceStatus::Fail("ElapsedMs: no such slot");
+    cl_event event = slots_[static_cast<size_t>(slot)];
+    cl_int exec = CL_COMPLETE;
+    clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(exec), &exec, nullptr);
+    if (exec < 0) return DeviceStatus::Fail(ClError("kernel execution", exec));
+    *ms = EventMs(event);
+    return DeviceStatus::Ok();
+  }
+
+  DeviceStatus EnqueueFlushCache() override {
+    if (DeviceStatus s = EnsureFlushKernel(); !s.ok()) return s;
+    KernelArg arg{KernelArg::Kind::kBuffer, scratch_};
+    return Enqueue(*flush_kernel_, std::span<const KernelArg>(&arg, 1),
+                   Launch{{static_cast<int64_t>(flush_words_ / 256)}, {256}});
+  }
+
+  DeviceStatus Synchronize() override {
+    cl_int e = clFinish(queue_);
+    return e == CL_SUCCESS ? DeviceStatus::Ok() : DeviceStatus::Fail(ClError("clFinish", e));
+  }
+
+ private:
+  static double EventMs(cl_event event) {
+    cl_ulong start = 0, end = 0;
+    clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof(start), &start, nullptr);
+    clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr);
+    return static_cast<double>(end - start) * 1e-6;
+  }
+
+  DeviceStatus LaunchAsync(LoadedKernel& loaded, std::span<const KernelArg> args,
+                           const Launch& launch, cl_event* event) {
     cl_kernel kernel = static_cast<OpenCLKernel&>(loaded).kernel();
     for (size_t i = 0; i < args.size(); ++i) {
       const KernelArg& a = args[i];
@@ -323,40 +408,34 @@ class OpenCLDevice : public Device {
           e = clSetKernelArg(kernel, static_cast<cl_uint>(i), 8, &a.f64);
           break;
       }
-      if (e != CL_SUCCESS) {
-        result.status =
-            DeviceStatus::Fail(ClError(fmt::format("clSetKernelArg({})", i).c_str(), e));
-        return result;
-      }
+      if (e != CL_SUCCESS)
+        return DeviceStatus::Fail(ClError(fmt::format("clSetKernelArg({})", i).c_str(), e));
     }
     size_t global[3] = {1, 1, 1}, local[3] = {1, 1, 1};
     for (size_t d = 0; d < launch.grid.size(); ++d) {
       local[d] = static_cast<size_t>(launch.block[d]);
       global[d] = static_cast<size_t>(launch.grid[d] * launch.block[d]);
     }
-    cl_event event = nullptr;
     cl_int e = clEnqueueNDRangeKernel(queue_, kernel, static_cast<cl_uint>(launch.grid.size()),
-                                      nullptr, global, local, 0, nullptr, &event);
-    if (e != CL_SUCCESS) {
-      result.status = DeviceStatus::Fail(ClError("clEnqueueNDRangeKernel", e));
-      return result;
-    }
-    e = clWaitForEvents(1, &event);
-    cl_int exec = CL_COMPLETE;
-    clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(exec), &exec, nullptr);
-    if (e != CL_SUCCESS || exec < 0) {
-      result.status = DeviceStatus::Fail(ClError("kernel execution", exec < 0 ? exec : e));
-      clReleaseEvent(event);
-      return result;
-    }
-    cl_ulong start = 0, end = 0;
-    clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof(start), &start, nullptr);
-    clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr);
-    clReleaseEvent(event);
-    result.elapsed_ms = static_cast<double>(end - start) * 1e-6;
-    return result;
+                                      nullptr, global, local, 0, nullptr, event);
+    if (e != CL_SUCCESS) return DeviceStatus::Fail(ClError("clEnqueueNDRangeKernel", e));
+    return DeviceStatus::Ok();
   }
 
+  DeviceStatus EnsureFlushKernel() {
+    if (flush_kernel_) return DeviceStatus::Ok();
+    flush_words_ = static_cast<size_t>(std::max<int64_t>(2 * info_.cache_bytes, 8 << 20)) / 4;
+    flush_words_ = (flush_words_ + 255) / 256 * 256;
+    CompileResult c = Compile({kFlushSource, "kf_flush", {}});
+    if (!c.ok) return DeviceStatus::Fail("cache-flush kernel: " + c.log);
+    std::string error;
+    flush_kernel_ = Load(c.artifact, &error);
+    if (!flush_kernel_) return DeviceStatus::Fail("cache-flush kernel: " + error);
+    if (DeviceStatus s = Alloc(flush_words_ * 4, &scratch_); !s.ok()) return s;
+    return Fill(scratch_, 0, flush_words_ * 4);
+  }
+
+ public:
   DeviceStatus HealthCheck() override {
     cl_int e = clFinish(queue_);
     if (e != CL_SUCCESS) return DeviceStatus::Fail(ClError("clFinish", e));
@@ -366,21 +445,8 @@ class OpenCLDevice : public Device {
   // A read-modify-write kernel over twice the cache: a fill may use non-temporal stores on CPU
   // drivers (glibc memset does for large sizes) and then evicts nothing.
   DeviceStatus FlushCache() override {
-    size_t words = static_cast<size_t>(std::max<int64_t>(2 * info_.cache_bytes, 8 << 20)) / 4;
-    words = (words + 255) / 256 * 256;
-    if (!flush_kernel_) {
-      CompileResult c = Compile({kFlushSource, "kf_flush", {}});
-      if (!c.ok) return DeviceStatus::Fail("cache-flush kernel: " + c.log);
-      std::string error;
-      flush_kernel_ = Load(c.artifact, &error);
-      if (!flush_kernel_) return DeviceStatus::Fail("cache-flush kernel: " + error);
-      if (DeviceStatus s = Alloc(words * 4, &scratch_); !s.ok()) return s;
-      if (DeviceStatus s = Fill(scratch_, 0, words * 4); !s.ok()) return s;
-    }
-    KernelArg arg{KernelArg::Kind::kBuffer, scratch_};
-    LaunchResult r = Run(*flush_kernel_, std::span<const KernelArg>(&arg, 1),
-                         Launch{{static_cast<int64_t>(words / 256)}, {256}});
-    return r.status;
+    DeviceStatus s = EnqueueFlushCache();
+    return s.ok() ? Synchronize() : s;
   }
 
  private:
@@ -397,6 +463,8 @@ class OpenCLDevice : public Device {
   BufferHandle next_handle_ = 0;
   std::unique_ptr<LoadedKernel> flush_kernel_;
   BufferHandle scratch_ = 0;
+  size_t flush_words_ = 0;
+  std::vector<cl_event> slots_;  // the event of each timed slot
 };
 
 class OpenCLBackend : public Backend {
