@@ -5,7 +5,8 @@
 # templates, tune, corpus, optimize [BUDGET [SECONDS]], tests (the CUDA tests alone),
 # async SECONDS NAME... (issue 11: optimize at the size of record for SECONDS with the GPU's
 # utilisation sampled by nvidia-smi; NAME is before — .device/kfoundry-before, the engine before
-# issue 11 — or afterN — this build with --in-flight N).
+# issue 11 —, afterN — this build with --in-flight N — or walkN — the same with the example
+# command proposer). KF_OPTIMIZE_EXTRA is added to each optimize command line.
 set -uo pipefail
 OUT=${OUT:-/tmp/kf-out}
 mkdir -p "$OUT"
@@ -33,13 +34,15 @@ if [ "${1:-all}" = async ]; then
     case $name in
       before) bin=.device/kfoundry-before ;;
       after*) extra=(--in-flight "${name#after}") ;;
+      walk*) extra=(--in-flight "${name#walk}" --proposer command
+                    --proposer-cmd "python3 examples/proposers/param_walk.py --templates") ;;
     esac
     nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$OUT/smi_$name.csv" &
     smi=$!
     # stderr lines stamped with the time they came: the search runs from "starting run" to
     # "re-verifying", in this build and the one before.
     KF_CACHE_DIR="/tmp/kf-cache-$name" $bin optimize rope_llama3 --device cuda --budget 2000 --time-budget "$secs" --store "sqlite:/tmp/kf-$name.db" \
-        --run "$name" --top 1 --repeats 1 --out "/tmp/kf-out-$name" --json "${extra[@]}" > "/tmp/opt_$name.json" \
+        --run "$name" --top 1 --repeats 1 --out "/tmp/kf-out-$name" --json "${extra[@]}" ${KF_OPTIMIZE_EXTRA:-} > "/tmp/opt_$name.json" \
         2> >(while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done > "/tmp/opt_$name.log")
     sleep 1
     kill $smi; wait $smi 2>/dev/null
@@ -66,7 +69,8 @@ b = j.get("best") or {}
 print(f"{name}: {t['judged_now']} evaluations in {t['seconds']:.1f} s = {t['evaluations_per_second']:.3f}/s; "
       f"GPU busy {busy:.3f} (mean nvidia-smi utilization over {len(search)} samples in the search's "
       f"{(end or 0) - (start or 0):.0f} s); proposals {t.get('proposals')}; cells {t.get('cells_filled')}; "
-      f"best {b.get('speedup_median')} roofline {b.get('roofline_fraction')}; stop {j.get('stop_reason')}")
+      f"best {b.get('speedup_median')} roofline {b.get('roofline_fraction')}; stop {j.get('stop_reason')}; "
+      f"mean phase ms {t.get('mean_phase_ms')}; verdicts {t.get('verdicts')}")
 PY
     cp "/tmp/opt_$name.log" "$OUT/opt_$name.log"
     cp "/tmp/opt_$name.json" "$OUT/opt_$name.json"

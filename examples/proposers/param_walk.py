@@ -9,11 +9,14 @@ as their defaults. With no parent (the archive is empty) or no numeric list to w
 {"nothing_new": true}. Random choices come from the request's seed, so a request always gets the
 same answer.
 
-  --delay S   sleep S seconds before answering (a stand-in for a model that takes its time)
-  --json      answer with a JSON object {"source", "name", "notes"} instead of the bare source
+  --delay S      sleep S seconds before answering (a stand-in for a model that takes its time)
+  --json         answer with a JSON object {"source", "name", "notes"} instead of the bare source
+  --templates    walk from the parent, an inspiration or one of the task's own templates (read
+                 from the task folder the request names), chosen at random: a longer search
 """
 import argparse
 import json
+import os
 import random
 import re
 import sys
@@ -73,6 +76,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--templates", action="store_true")
     args = parser.parse_args()
     request = json.load(sys.stdin)
     if args.delay > 0:
@@ -82,8 +86,19 @@ def main():
         print(json.dumps({"nothing_new": True, "notes": "no parent to start from"}))
         return
     rng = random.Random(request["seed"])
-    config = {k: str(v) for k, v in parent["config"].items()}
-    source, what = walk(parent["kernel"]["source"], config, rng)
+    bases = [(parent["kernel"]["source"], parent["config"])]
+    if args.templates:
+        bases += [(e["kernel"]["source"], e["config"]) for e in request.get("inspirations", [])]
+        task = request.get("task") or {}
+        for name in (task.get("templates") or {}).get(request.get("language", ""), []):
+            try:
+                with open(os.path.join(task["path"], name)) as f:
+                    bases.append((f.read(), {}))
+            except OSError:
+                pass
+    source, config = rng.choice(bases)
+    config = {k: str(v) for k, v in config.items()}
+    source, what = walk(source, config, rng)
     if source is None:
         print(json.dumps({"nothing_new": True, "notes": "no numeric parameter list to walk"}))
         return

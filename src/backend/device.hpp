@@ -140,8 +140,9 @@ class DeviceBuffer {
   size_t bytes_ = 0;
 };
 
-// Allocates, fills and reads back a small buffer: the second half of every HealthCheck.
-DeviceStatus RoundTripProbe(Device& device);
+// Fills and reads back a small buffer (allocated on the first call into `*probe`, kept by the
+// device): the second half of every HealthCheck.
+DeviceStatus RoundTripProbe(Device& device, BufferHandle* probe);
 
 // Compiles for a device without opening it (CUDA: NVRTC for the target's architecture). Used by
 // builder processes, so compiling needs neither a device context nor the device's process.

@@ -90,7 +90,7 @@ int EvalInProcess(const EvalArgs& a, const Task& task) {
   CompileCache cache(DefaultCacheDir());
   EvalOptions options;
   options.bench_sizes = a.sizes;
-  options.check_seeds = a.seeds;
+  options.settings = a.settings;
   Evaluator evaluator(*device, task, cache, options);
   std::string listing;
   Evaluation ev = evaluator.Evaluate(RunRequest{{kernel, config}, std::nullopt}, &listing);
@@ -110,7 +110,7 @@ int RunEval(const EvalArgs& a, const std::string& self) {
   if (a.in_process) return EvalInProcess(a, task);
   JudgeOptions options;
   options.executor = Aimed(a.executor, self, task.dir, a.device, a.sizes);
-  options.executor.seeds = a.seeds;
+  options.executor.settings = a.settings;
   options.devices = {a.device};
   options.build_jobs = 1;            // one candidate: one builder is plenty
   DeviceJudge judge(task, options);  // opens the device in the executor, never here

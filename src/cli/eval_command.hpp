@@ -13,7 +13,7 @@ namespace kf {
 struct EvalArgs {
   std::string task, kernel, device, sizes;
   std::vector<std::string> sets;
-  int seeds = 2;
+  EvalSettings settings = EvalSettings::Thorough();
   bool json = false;
   bool in_process = false;
   ExecutorOptions executor;  // deadlines and limits

@@ -67,6 +67,29 @@ int Tasks(bool json) {
   return kExitOk;
 }
 
+// How thoroughly candidates are judged: the same flags for eval, tune and optimize (each with
+// its own defaults: thorough for eval, fast inside a search).
+void AddEvalSettings(CLI::App* app, kf::EvalSettings& s) {
+  app->add_option("--check-seeds,--seeds", s.check_seeds, "Fresh random seeds per check size set")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  app->add_option("--runs", s.max_runs, "Most timed runs of a candidate")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  app->add_option("--warmup", s.warmup_runs, "Untimed runs before the timed ones")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
+  app->add_option(
+         "--max-timing-ms", s.max_timing_ms,
+         "Stop timing a candidate once the timing has taken this long, in wall time (0 = no cap)")
+      ->capture_default_str();
+  app->add_option("--check-on", s.check_on,
+                  "Where inputs are drawn and outputs compared: device, or host (slow; a debug "
+                  "mode and the device checks' oracle)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"device", "host"}));
+}
+
 std::string SelfPath() {
   std::error_code ec;
   std::filesystem::path p = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -105,8 +128,7 @@ int main(int argc, char** argv) {
                    "device, else first OpenCL)");
   eval->add_option("--sizes", eval_args.sizes,
                    "Benchmark size set to time (default: chosen by device class)");
-  eval->add_option("--seeds", eval_args.seeds, "Fresh random seeds per check size set")
-      ->check(CLI::Range(1, 100));
+  AddEvalSettings(eval, eval_args.settings);
   eval->add_flag("--json", eval_args.json, "Print one JSON object on stdout (logs go to stderr)");
   eval->add_flag("--in-process", eval_args.in_process,
                  "Evaluate in this process instead of a supervised executor (debugging; a crash "
@@ -156,6 +178,7 @@ int main(int argc, char** argv) {
   tune->add_option("--rules", tune_args.rules_dir,
                    "Folder of rule files (default: the bundled rules/)");
   tune->add_option("--launch-floor", tune_args.executor.launch_floor_s, "As for eval");
+  AddEvalSettings(tune, tune_args.settings);
 
   kf::OptimizeArgs opt;
   CLI::App* optimize = app.add_subcommand(
@@ -226,6 +249,7 @@ int main(int argc, char** argv) {
   optimize->add_flag("--no-rules", opt.no_rules, "Apply no hardware rules when tuning");
   optimize->add_option("--rules", opt.rules_dir, "Folder of rule files");
   optimize->add_option("--launch-floor", opt.executor.launch_floor_s, "As for eval");
+  AddEvalSettings(optimize, opt.settings);
   optimize->add_option("--compile-timeout", opt.executor.compile_timeout_s, "As for eval")
       ->capture_default_str();
   optimize->add_flag("--json", opt.json, "Print one JSON object on stdout (progress on stderr)");
@@ -237,11 +261,7 @@ int main(int argc, char** argv) {
   executor->add_option("--task", exec_args.options.task)->required();
   executor->add_option("--device", exec_args.options.device);
   executor->add_option("--sizes", exec_args.options.sizes);
-  executor->add_option("--seeds", exec_args.options.seeds);
-  executor->add_option("--warmup-runs", exec_args.options.warmup_runs);
-  executor->add_option("--min-runs", exec_args.options.min_runs);
-  executor->add_option("--max-runs", exec_args.options.max_runs);
-  executor->add_option("--min-timed-ms", exec_args.options.min_timed_ms);
+  executor->add_option("--settings", exec_args.settings_json);
   executor->add_option("--baseline-ms", exec_args.baseline_ms);
   executor->add_option("--limit-as-gib", exec_args.options.address_space_gib);
   executor->add_option("--limit-cpu-s", exec_args.options.cpu_seconds);

@@ -85,7 +85,8 @@ nlohmann::json SettingsJson(const OptimizeArgs& a) {
           {"seconds", a.seconds},
           {"no_rules", a.no_rules},
           {"rules_dir", a.rules_dir},
-          {"device", a.device}};
+          {"device", a.device},
+          {"judging", EvalSettingsToJson(a.settings)}};
 }
 
 void ApplySettings(const nlohmann::json& s, OptimizeArgs& a) {
@@ -103,6 +104,7 @@ void ApplySettings(const nlohmann::json& s, OptimizeArgs& a) {
   a.no_rules = s.value("no_rules", a.no_rules);
   a.rules_dir = s.value("rules_dir", a.rules_dir);
   if (a.device.empty()) a.device = s.value("device", a.device);
+  if (s.contains("judging")) a.settings = EvalSettingsFromJson(s["judging"]);
 }
 
 std::string KernelName(const Kernel& k) {
@@ -255,6 +257,17 @@ int PrintJson(const RunSummary& s, const Totals& t, const std::string& task,
                    {"evaluations_per_second", rate},
                    {"reverified_now", t.reverified_now},
                    {"build_jobs", t.build_jobs}};
+  // Where an evaluation's time goes, on average over this run's evaluations that reached a phase.
+  std::map<std::string, std::pair<double, int>> phases;
+  for (const StoredEvaluation& e : s.evaluations) {
+    for (const auto& [phase, ms] : e.evaluation.phase_ms) {
+      phases[phase].first += ms;
+      ++phases[phase].second;
+    }
+  }
+  nlohmann::json mean_phases = nlohmann::json::object();
+  for (const auto& [phase, sum] : phases) mean_phases[phase] = sum.first / sum.second;
+  out["totals"]["mean_phase_ms"] = mean_phases;
   out["devices"] = DevicesJson(t);
   out["executor"] = t.executors.ToJson();
   std::cout << out.dump(2) << "\n";
@@ -354,6 +367,7 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
   Task task = FindTask(a.task);
   JudgeOptions options;
   options.executor = Aimed(a.executor, self, task.dir, "", a.sizes);
+  options.executor.settings = a.settings;
   options.build_jobs = a.build_jobs;
   auto backends = MakeBackends();
   std::string error;
@@ -371,7 +385,9 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
   SearchSettings s;
   s.run = run.name;
   s.devices = devices;
-  s.eval_settings = {{"sizes", a.sizes}, {"seeds", options.executor.seeds}};
+  s.eval_settings = {{"sizes", a.sizes}, {"seeds", a.settings.check_seeds}};
+  if (a.settings.check_on != "device") s.eval_settings["check_on"] = a.settings.check_on;
+  s.judging = a.settings;
   s.budget = a.budget;
   s.seconds = a.seconds;
   s.tune_budget = a.tune_budget;

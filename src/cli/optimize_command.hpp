@@ -19,6 +19,8 @@ struct OptimizeArgs {
   unsigned long long seed = 1;
   bool json = false, no_rules = false, resume_flag = false;
   ExecutorOptions executor;
+  // How candidates of the search are judged (the final re-verification is always thorough).
+  EvalSettings settings = EvalSettings::Fast();
 };
 
 int RunOptimize(OptimizeArgs args, const std::string& self);

@@ -192,6 +192,7 @@ int RunLive(const TuneArgs& a, const std::string& self) {
   Task task = FindTask(a.task);
   JudgeOptions options;
   options.executor = Aimed(a.executor, self, task.dir, "", a.sizes);
+  options.executor.settings = a.settings;
   auto backends = MakeBackends();
   std::string error;
   options.devices = ExpandDeviceSelectors(backends, a.device, &error);

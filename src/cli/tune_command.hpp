@@ -17,6 +17,8 @@ struct TuneArgs {
   bool no_rules = false;
   std::string rules_dir;  // "" = the default rules folder
   ExecutorOptions executor;
+  // How candidates of the search are judged (the final re-verification is always thorough).
+  EvalSettings settings = EvalSettings::Fast();
 };
 
 int RunTune(TuneArgs args, const std::string& self);

@@ -107,6 +107,7 @@ nlohmann::json EvaluationToJson(const Evaluation& ev) {
       {"compile_cache_hit", ev.compile_cache_hit},
       {"hints", ev.hints},
       {"check_seeds", ev.check_seeds},
+      {"phase_ms", ev.phase_ms},
   };
 }
 
@@ -132,6 +133,8 @@ Evaluation EvaluationFromJson(const nlohmann::json& j) {
   ev.compile_cache_hit = j.value("compile_cache_hit", false);
   ev.hints = j.value("hints", std::vector<std::string>{});
   ev.check_seeds = j.value("check_seeds", std::vector<unsigned long long>{});
+  if (j.contains("phase_ms") && j["phase_ms"].is_object())
+    ev.phase_ms = j["phase_ms"].get<std::map<std::string, double>>();
   if (j.contains("descriptor") && j["descriptor"].is_array()) {
     ev.descriptor = j["descriptor"].get<std::vector<int>>();
   }
@@ -239,9 +242,46 @@ Kernel KernelFromJson(const nlohmann::json& j) {
   return ParseKernel(j.at("path").get<std::string>(), j.at("source").get<std::string>());
 }
 
+nlohmann::json EvalSettingsToJson(const EvalSettings& s) {
+  return {{"check_seeds", s.check_seeds},
+          {"warmup_runs", s.warmup_runs},
+          {"min_runs", s.min_runs},
+          {"max_runs", s.max_runs},
+          {"min_timed_ms", s.min_timed_ms},
+          {"max_timing_ms", s.max_timing_ms},
+          {"ci_target", s.ci_target},
+          {"interleave_baseline", s.interleave_baseline},
+          {"baseline_every", s.baseline_every},
+          {"baseline_seconds", s.baseline_seconds},
+          {"time_to_beat_ms", s.time_to_beat_ms},
+          {"stop_factor", s.stop_factor},
+          {"early_runs", s.early_runs},
+          {"check_on", s.check_on}};
+}
+
+EvalSettings EvalSettingsFromJson(const nlohmann::json& j) {
+  EvalSettings s;
+  s.check_seeds = j.value("check_seeds", s.check_seeds);
+  s.warmup_runs = j.value("warmup_runs", s.warmup_runs);
+  s.min_runs = j.value("min_runs", s.min_runs);
+  s.max_runs = j.value("max_runs", s.max_runs);
+  s.min_timed_ms = j.value("min_timed_ms", s.min_timed_ms);
+  s.max_timing_ms = j.value("max_timing_ms", s.max_timing_ms);
+  s.ci_target = j.value("ci_target", s.ci_target);
+  s.interleave_baseline = j.value("interleave_baseline", s.interleave_baseline);
+  s.baseline_every = j.value("baseline_every", s.baseline_every);
+  s.baseline_seconds = j.value("baseline_seconds", s.baseline_seconds);
+  s.time_to_beat_ms = j.value("time_to_beat_ms", s.time_to_beat_ms);
+  s.stop_factor = j.value("stop_factor", s.stop_factor);
+  s.early_runs = j.value("early_runs", s.early_runs);
+  s.check_on = j.value("check_on", s.check_on);
+  return s;
+}
+
 nlohmann::json RunRequestToJson(const RunRequest& r) {
   nlohmann::json out = {{"kernel", KernelToJson(r.candidate.kernel)},
                         {"config", ConfigToJson(r.candidate.config)}};
+  if (r.candidate.settings) out["settings"] = EvalSettingsToJson(*r.candidate.settings);
   if (r.compiled) out["compiled"] = CompileResultToJson(*r.compiled);
   return out;
 }
@@ -250,6 +290,7 @@ RunRequest RunRequestFromJson(const nlohmann::json& j) {
   RunRequest r;
   r.candidate.kernel = KernelFromJson(j.at("kernel"));
   r.candidate.config = ConfigFromJson(j.at("config"));
+  if (j.contains("settings")) r.candidate.settings = EvalSettingsFromJson(j["settings"]);
   if (j.contains("compiled")) r.compiled = CompileResultFromJson(j["compiled"]);
   return r;
 }

@@ -39,6 +39,10 @@ CompileResult CompileResultFromJson(const nlohmann::json& j);
 nlohmann::json KernelToJson(const Kernel& k);
 Kernel KernelFromJson(const nlohmann::json& j);
 
+nlohmann::json EvalSettingsToJson(const EvalSettings& s);
+// Fields it lacks keep their thorough defaults.
+EvalSettings EvalSettingsFromJson(const nlohmann::json& j);
+
 nlohmann::json RunRequestToJson(const RunRequest& r);
 RunRequest RunRequestFromJson(const nlohmann::json& j);
 

@@ -2,6 +2,7 @@
 // The verdict on one candidate on one device, as plain values: status, correctness figures,
 // timing statistics and derived metrics. A failing kernel is an Evaluation, never an exception.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,8 @@ struct Evaluation {
   std::vector<std::string> hints;
   std::vector<unsigned long long> check_seeds;  // to reproduce the checks
   std::vector<int> descriptor;                  // the behaviour cell, once compiled
+  // Wall time of each step in the executor: "load" (compile or load), "check", "time".
+  std::map<std::string, double> phase_ms;
 };
 
 }  // namespace kf

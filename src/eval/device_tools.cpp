@@ -14,6 +14,11 @@ namespace kf {
 namespace {
 
 constexpr size_t kGroups = 1024, kGroupSize = 256;
+// The arenas of figures: doubles (2 per group), words (8 per group), hashes (1 per group), room for
+// kTickets of the largest; each ticket's room starts on a multiple of kRoomAlign (a view's
+// origin must be aligned).
+constexpr size_t kArenaBytes[3] = {kGroups * 2 * 8 * 32, kGroups * 8 * 4 * 32, kGroups * 8 * 32};
+constexpr size_t kRoomAlign = 4096;
 constexpr const char* kEntries[] = {"kf_random", "kf_differ", "kf_compare", "kf_fill",
                                     "kf_copy",   "kf_hash",   "kf_scan"};
 
@@ -73,9 +78,9 @@ struct DeviceTools::Program {
 
 DeviceTools::DeviceTools(Device& device, const CompileCache& cache)
     : device_(device), cache_(cache) {
-  Must(device_.Alloc(kGroups * 2 * sizeof(double), &dpart_), "allocating the tools' figures");
-  Must(device_.Alloc(kGroups * 8 * sizeof(uint32_t), &upart_), "allocating the tools' figures");
-  Must(device_.Alloc(kGroups * sizeof(uint64_t), &hpart_), "allocating the tools' figures");
+  Must(device_.Alloc(kArenaBytes[0], &dpart_), "allocating the tools' figures");
+  Must(device_.Alloc(kArenaBytes[1], &upart_), "allocating the tools' figures");
+  Must(device_.Alloc(kArenaBytes[2], &hpart_), "allocating the tools' figures");
   // OpenCL devices without fp64 compare in float; every other compares in double.
   if (device_.info().backend == "opencl") {
     const char* probe =
@@ -96,6 +101,7 @@ DeviceTools::DeviceTools(Device& device, const CompileCache& cache)
 
 DeviceTools::~DeviceTools() {
   programs_.clear();
+  for (const auto& [key, view] : slots_) device_.Free(view);
   for (BufferHandle h : {dpart_, upart_, hpart_})
     if (h) device_.Free(h);
 }
@@ -158,93 +164,215 @@ DeviceStatus DeviceTools::Copy(BufferHandle src, size_t src_offset, BufferHandle
   return device_.Enqueue(Kernel(DType::kF32, "kf_copy"), args, Grid((bytes + 3) / 4));
 }
 
-DeviceStatus DeviceTools::Hash(BufferHandle buffer, size_t offset, size_t bytes, uint64_t* hash) {
-  *hash = 0;
-  if (bytes == 0) return DeviceStatus::Ok();
-  Launch grid = Grid((bytes + 3) / 4);
-  KernelArg args[] = {Buf(buffer), U64(offset), U64(bytes), Buf(hpart_)};
-  if (DeviceStatus s = device_.Enqueue(Kernel(DType::kF32, "kf_hash"), args, grid); !s.ok())
-    return s;
-  std::vector<uint64_t> part(static_cast<size_t>(grid.grid[0]));
-  if (DeviceStatus s = device_.Read(hpart_, part.data(), part.size() * 8); !s.ok()) return s;
-  for (uint64_t p : part) *hash += p;
-  return DeviceStatus::Ok();
-}
-
-DeviceStatus DeviceTools::Scan(BufferHandle buffer, size_t offset, size_t bytes, uint32_t pattern,
-                               RangeScan* out) {
-  *out = RangeScan{};
-  if (bytes == 0) return DeviceStatus::Ok();
-  Launch grid = Grid(bytes);
-  KernelArg args[] = {Buf(buffer), U64(offset), U64(bytes), U32(pattern), Buf(upart_)};
-  if (DeviceStatus s = device_.Enqueue(Kernel(DType::kF32, "kf_scan"), args, grid); !s.ok())
-    return s;
-  std::vector<uint32_t> part(3 * static_cast<size_t>(grid.grid[0]));
-  if (DeviceStatus s = device_.Read(upart_, part.data(), part.size() * 4); !s.ok()) return s;
-  for (size_t g = 0; g < part.size() / 3; ++g) {
-    if (part[3 * g] == 0) continue;
-    out->changed += part[3 * g];
-    int64_t first = part[3 * g + 1], last = part[3 * g + 2];
-    if (out->first < 0 || first < out->first) out->first = first;
-    out->last = std::max(out->last, last);
+int DeviceTools::NewTicket(Kind kind, size_t groups, int64_t elements, const size_t bytes[3]) {
+  if (static_cast<int>(tickets_.size()) >= kTickets)
+    throw ToolError("the evaluator asked for more figures than one collection holds");
+  Ticket t{next_serial_++, kind, groups, elements, {0, 0, 0}, {}, {}, {}};
+  for (int a = 0; a < 3; ++a) {
+    if (bytes[a] == 0) continue;
+    if (used_[a] + bytes[a] > kArenaBytes[a])
+      throw ToolError("the evaluator's figures overflow their arena");
+    t.offset[a] = used_[a];
+    used_[a] += (bytes[a] + kRoomAlign - 1) / kRoomAlign * kRoomAlign;
   }
-  return DeviceStatus::Ok();
+  tickets_.push_back(std::move(t));
+  return tickets_.back().serial;
 }
 
-DeviceStatus DeviceTools::Compare(BufferHandle ref, BufferHandle out, DType dtype, size_t n,
-                                  const Tolerance& tol, uint32_t poison, Figures* f) {
-  *f = Figures{};
-  f->elements = static_cast<int64_t>(n);
-  if (n == 0) return DeviceStatus::Ok();
-  Launch grid = Grid(n);
+BufferHandle DeviceTools::Slot(int arena, int ticket) {
+  size_t offset = tickets_.back().offset[arena];  // the ticket just made
+  (void)ticket;
+  auto key = std::make_pair(arena, offset);
+  if (auto it = slots_.find(key); it != slots_.end()) return it->second;
+  BufferHandle parent = arena == 0 ? dpart_ : arena == 1 ? upart_ : hpart_;
+  BufferHandle view = 0;
+  Must(device_.View(parent, offset, kArenaBytes[arena] - offset, &view),
+       "a view of the tools' figures");
+  slots_[key] = view;
+  return view;
+}
+
+int DeviceTools::EnqueueHash(BufferHandle buffer, size_t offset, size_t bytes) {
+  Launch grid = Grid(std::max<size_t>((bytes + 3) / 4, 1));
+  const size_t g = static_cast<size_t>(grid.grid[0]), room[3] = {0, 0, g * 8};
+  int t = NewTicket(Kind::kHash, g, 0, room);
+  KernelArg args[] = {Buf(buffer), U64(offset), U64(bytes), Buf(Slot(2, t))};
+  Must(device_.Enqueue(Kernel(DType::kF32, "kf_hash"), args, grid), "hashing a buffer");
+  return t;
+}
+
+int DeviceTools::EnqueueScan(BufferHandle buffer, size_t offset, size_t bytes, uint32_t pattern) {
+  Launch grid = Grid(std::max<size_t>(bytes, 1));
+  const size_t g = static_cast<size_t>(grid.grid[0]), room[3] = {0, 3 * g * 4, 0};
+  int t = NewTicket(Kind::kScan, g, 0, room);
+  KernelArg args[] = {Buf(buffer), U64(offset), U64(bytes), U32(pattern), Buf(Slot(1, t))};
+  Must(device_.Enqueue(Kernel(DType::kF32, "kf_scan"), args, grid), "scanning a guard zone");
+  return t;
+}
+
+int DeviceTools::EnqueueCompare(BufferHandle ref, BufferHandle out, DType dtype, size_t n,
+                                const Tolerance& tol, uint32_t poison) {
+  Launch grid = Grid(std::max<size_t>(n, 1));
+  const size_t g = static_cast<size_t>(grid.grid[0]), room[3] = {2 * g * 8, 8 * g * 4, 0};
+  int t = NewTicket(Kind::kCompare, g, static_cast<int64_t>(n), room);
   KernelArg args[] = {Buf(ref),
                       Buf(out),
                       U64(n),
                       Real(tol.atol, real_is_double_),
                       Real(tol.rtol, real_is_double_),
                       U32(poison),
-                      Buf(dpart_),
-                      Buf(upart_)};
-  if (DeviceStatus s = device_.Enqueue(Kernel(dtype, "kf_compare"), args, grid); !s.ok()) return s;
-  const size_t groups = static_cast<size_t>(grid.grid[0]);
-  std::vector<uint32_t> u(8 * groups);
-  std::vector<double> d(2 * groups);
-  if (DeviceStatus s = device_.Read(upart_, u.data(), u.size() * 4); !s.ok()) return s;
-  if (real_is_double_) {
-    if (DeviceStatus s = device_.Read(dpart_, d.data(), d.size() * 8); !s.ok()) return s;
-  } else {
-    std::vector<float> fl(2 * groups);
-    if (DeviceStatus s = device_.Read(dpart_, fl.data(), fl.size() * 4); !s.ok()) return s;
-    std::copy(fl.begin(), fl.end(), d.begin());
+                      Buf(Slot(0, t)),
+                      Buf(Slot(1, t))};
+  Must(device_.Enqueue(Kernel(dtype, "kf_compare"), args, grid), "comparing an output");
+  return t;
+}
+
+int DeviceTools::EnqueueDiffer(BufferHandle a, BufferHandle b, DType dtype, size_t n) {
+  Launch grid = Grid(std::max<size_t>(n, 1));
+  const size_t g = static_cast<size_t>(grid.grid[0]), room[3] = {0, g * 4, 0};
+  int t = NewTicket(Kind::kDiffer, g, static_cast<int64_t>(n), room);
+  KernelArg args[] = {Buf(a), Buf(b), U64(n), Buf(Slot(1, t))};
+  Must(device_.Enqueue(Kernel(dtype, "kf_differ"), args, grid), "comparing two launches");
+  return t;
+}
+
+DeviceStatus DeviceTools::Collect() {
+  std::vector<Ticket> tickets = std::move(tickets_);
+  tickets_.clear();
+  size_t used[3] = {used_[0], used_[1], used_[2]};
+  for (size_t& u : used_) u = 0;
+  collected_.clear();
+  if (DeviceStatus s = device_.Synchronize(); !s.ok()) return s;
+  // Each arena in one read: the tickets' rooms are packed from its start.
+  std::vector<std::byte> arena[3];
+  const BufferHandle handles[3] = {dpart_, upart_, hpart_};
+  for (int a = 0; a < 3; ++a) {
+    arena[a].resize(used[a]);
+    if (used[a] == 0) continue;
+    if (DeviceStatus s = device_.Read(handles[a], arena[a].data(), used[a]); !s.ok()) return s;
   }
-  for (size_t g = 0; g < groups; ++g) {
-    const uint32_t* p = &u[8 * g];
-    if (d[2 * g] > f->max_abs_err ||
-        (d[2 * g] == f->max_abs_err && p[5] != 0xffffffffu && (f->worst < 0 || p[5] < f->worst))) {
-      f->max_abs_err = d[2 * g];
-      if (p[5] != 0xffffffffu) f->worst = p[5];
+  auto copy = [&](int a, const Ticket& k, void* dst, size_t bytes) {
+    std::memcpy(dst, arena[a].data() + k.offset[a], bytes);
+  };
+  for (Ticket& k : tickets) {
+    const size_t g = k.groups;
+    switch (k.kind) {
+      case Kind::kHash:
+        k.u64.resize(g);
+        copy(2, k, k.u64.data(), g * 8);
+        break;
+      case Kind::kScan:
+        k.u32.resize(3 * g);
+        copy(1, k, k.u32.data(), 3 * g * 4);
+        break;
+      case Kind::kDiffer:
+        k.u32.resize(g);
+        copy(1, k, k.u32.data(), g * 4);
+        break;
+      case Kind::kCompare:
+        k.u32.resize(8 * g);
+        k.f64.resize(2 * g);
+        copy(1, k, k.u32.data(), 8 * g * 4);
+        if (real_is_double_) {
+          copy(0, k, k.f64.data(), 2 * g * 8);
+        } else {
+          std::vector<float> fl(2 * g);
+          copy(0, k, fl.data(), 2 * g * 4);
+          std::copy(fl.begin(), fl.end(), k.f64.begin());
+        }
+        break;
     }
-    f->max_rel_err = std::max(f->max_rel_err, d[2 * g + 1]);
-    f->over_1pct += p[0];
-    f->nan_count += p[1];
-    f->unwritten += p[2];
-    f->out_of_tol += p[3];
-    if (p[4] != 0xffffffffu && (f->first_bad < 0 || p[4] < f->first_bad)) f->first_bad = p[4];
+  }
+  for (Ticket& k : tickets) {
+    int serial = k.serial;
+    collected_.emplace(serial, std::move(k));
   }
   return DeviceStatus::Ok();
 }
 
+const DeviceTools::Ticket& DeviceTools::Collected(int ticket) const {
+  auto it = collected_.find(ticket);
+  if (it == collected_.end())
+    throw ToolError("internal: the evaluator read figures another collection had taken");
+  return it->second;
+}
+
+uint64_t DeviceTools::HashOf(int ticket) const {
+  uint64_t h = 0;
+  for (uint64_t p : Collected(ticket).u64) h += p;
+  return h;
+}
+
+RangeScan DeviceTools::ScanOf(int ticket) const {
+  RangeScan out;
+  const std::vector<uint32_t>& part = Collected(ticket).u32;
+  for (size_t g = 0; g < part.size() / 3; ++g) {
+    if (part[3 * g] == 0) continue;
+    out.changed += part[3 * g];
+    int64_t first = part[3 * g + 1], last = part[3 * g + 2];
+    if (out.first < 0 || first < out.first) out.first = first;
+    out.last = std::max(out.last, last);
+  }
+  return out;
+}
+
+Figures DeviceTools::FiguresOf(int ticket) const {
+  const Ticket& k = Collected(ticket);
+  Figures f;
+  f.elements = k.elements;
+  for (size_t g = 0; g < k.groups; ++g) {
+    const uint32_t* p = &k.u32[8 * g];
+    double abs = k.f64[2 * g];
+    if (p[5] != 0xffffffffu &&
+        (abs > f.max_abs_err || (abs == f.max_abs_err && (f.worst < 0 || p[5] < f.worst)))) {
+      f.max_abs_err = abs;
+      f.worst = p[5];
+    }
+    f.max_rel_err = std::max(f.max_rel_err, k.f64[2 * g + 1]);
+    f.over_1pct += p[0];
+    f.nan_count += p[1];
+    f.unwritten += p[2];
+    f.out_of_tol += p[3];
+    if (p[4] != 0xffffffffu && (f.first_bad < 0 || p[4] < f.first_bad)) f.first_bad = p[4];
+  }
+  return f;
+}
+
+int64_t DeviceTools::DifferOf(int ticket) const {
+  int64_t n = 0;
+  for (uint32_t p : Collected(ticket).u32) n += p;
+  return n;
+}
+
+DeviceStatus DeviceTools::Hash(BufferHandle buffer, size_t offset, size_t bytes, uint64_t* hash) {
+  int t = EnqueueHash(buffer, offset, bytes);
+  DeviceStatus s = Collect();
+  *hash = s.ok() ? HashOf(t) : 0;
+  return s;
+}
+
+DeviceStatus DeviceTools::Scan(BufferHandle buffer, size_t offset, size_t bytes, uint32_t pattern,
+                               RangeScan* out) {
+  int t = EnqueueScan(buffer, offset, bytes, pattern);
+  DeviceStatus s = Collect();
+  *out = s.ok() ? ScanOf(t) : RangeScan{};
+  return s;
+}
+
+DeviceStatus DeviceTools::Compare(BufferHandle ref, BufferHandle out, DType dtype, size_t n,
+                                  const Tolerance& tol, uint32_t poison, Figures* f) {
+  int t = EnqueueCompare(ref, out, dtype, n, tol, poison);
+  DeviceStatus s = Collect();
+  *f = s.ok() ? FiguresOf(t) : Figures{};
+  return s;
+}
+
 DeviceStatus DeviceTools::Differ(BufferHandle a, BufferHandle b, DType dtype, size_t n,
                                  int64_t* count) {
-  *count = 0;
-  if (n == 0) return DeviceStatus::Ok();
-  Launch grid = Grid(n);
-  KernelArg args[] = {Buf(a), Buf(b), U64(n), Buf(upart_)};
-  if (DeviceStatus s = device_.Enqueue(Kernel(dtype, "kf_differ"), args, grid); !s.ok()) return s;
-  std::vector<uint32_t> part(static_cast<size_t>(grid.grid[0]));
-  if (DeviceStatus s = device_.Read(upart_, part.data(), part.size() * 4); !s.ok()) return s;
-  for (uint32_t p : part) *count += p;
-  return DeviceStatus::Ok();
+  int t = EnqueueDiffer(a, b, dtype, n);
+  DeviceStatus s = Collect();
+  *count = s.ok() ? DifferOf(t) : 0;
+  return s;
 }
 
 }  // namespace kf

@@ -35,7 +35,22 @@ class DeviceTools {
   DeviceStatus Fill(BufferHandle buffer, size_t offset, size_t bytes, uint32_t pattern);
   DeviceStatus Copy(BufferHandle src, size_t src_offset, BufferHandle dst, size_t dst_offset,
                     size_t bytes);
-  // Synchronous: each waits for the device and reads its figures back.
+  // Figures, enqueued: each returns a ticket whose result is ready after Collect, which waits
+  // for the device once and reads back every figure asked for since the last Collect (up to
+  // kTickets of them). A failure to enqueue throws ToolError.
+  int EnqueueHash(BufferHandle buffer, size_t offset, size_t bytes);
+  int EnqueueScan(BufferHandle buffer, size_t offset, size_t bytes, uint32_t pattern);
+  int EnqueueCompare(BufferHandle ref, BufferHandle out, DType dtype, size_t n,
+                     const Tolerance& tol, uint32_t poison);
+  int EnqueueDiffer(BufferHandle a, BufferHandle b, DType dtype, size_t n);
+  DeviceStatus Collect();
+  uint64_t HashOf(int ticket) const;
+  RangeScan ScanOf(int ticket) const;
+  Figures FiguresOf(int ticket) const;
+  int64_t DifferOf(int ticket) const;
+  static constexpr int kTickets = 128;
+
+  // The same, one at a time (enqueue and collect).
   DeviceStatus Hash(BufferHandle buffer, size_t offset, size_t bytes, uint64_t* hash);
   DeviceStatus Scan(BufferHandle buffer, size_t offset, size_t bytes, uint32_t pattern,
                     RangeScan* out);
@@ -49,11 +64,36 @@ class DeviceTools {
  private:
   LoadedKernel& Kernel(DType dtype, const char* name);
   Launch Grid(size_t items) const;
+  enum class Kind { kHash, kScan, kCompare, kDiffer };
+  // A ticket: what it asked for, where its figures lie in each arena (0 doubles, 1 words,
+  // 2 hashes), its groups, and (after Collect) the figures.
+  struct Ticket {
+    int serial = 0;  // what the caller holds: unique for the life of the tools
+    Kind kind;
+    size_t groups = 0;
+    int64_t elements = 0;
+    size_t offset[3] = {0, 0, 0};
+    std::vector<uint64_t> u64;
+    std::vector<uint32_t> u32;
+    std::vector<double> f64;
+  };
+  // A ticket with `bytes[a]` of room in each arena, packed after the tickets before it, so a
+  // Collect reads each arena in one piece.
+  int NewTicket(Kind kind, size_t groups, int64_t elements, const size_t bytes[3]);
+  const Ticket& Collected(int ticket) const;
+  // The ticket's room in an arena, as a buffer of its own (views are made once per offset).
+  BufferHandle Slot(int arena, int ticket);
 
   Device& device_;
   const CompileCache& cache_;
   std::map<DType, std::unique_ptr<Program>> programs_;
+  // Arenas of per-group figures, one slot per ticket: doubles, 32-bit words, 64-bit hashes.
   BufferHandle dpart_ = 0, upart_ = 0, hpart_ = 0;
+  std::map<std::pair<int, size_t>, BufferHandle> slots_;  // views of the arenas, by offset
+  size_t used_[3] = {0, 0, 0};       // bytes of each arena taken since the last Collect
+  std::vector<Ticket> tickets_;      // asked for since the last Collect
+  std::map<int, Ticket> collected_;  // by serial: what the last Collect read
+  int next_serial_ = 0;
   bool real_is_double_ = true;  // the comparison's arithmetic (OpenCL without fp64: float)
 };
 

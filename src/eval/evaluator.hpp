@@ -1,14 +1,19 @@
 #pragma once
 // Judges candidates of one task on one device, in three steps: load (compile through the cache,
 // or take the artifact a builder made), check against the reference on every check size set with
-// fresh seeds (outputs poisoned, inputs checksummed, the first launch repeated for determinism, a
-// result carried between launches named), and time on a benchmark size set interleaved with the
-// baseline (cache flushed before every launch), re-checking the timed output and deriving
-// speedup, bandwidth, roofline fraction and plausibility.
+// fresh seeds (outputs poisoned, guard zones scanned, inputs hashed, the first launch repeated for
+// determinism, a result carried between launches named), and time on a benchmark size set (cache
+// flushed before every launch; the baseline beside every launch or re-timed every so often, as
+// the request's settings say), re-checking the timed output and deriving speedup, bandwidth,
+// roofline fraction and plausibility. By default all of it happens on the device (inputs drawn
+// there, comparisons reduced there: only figures cross the bus, device_workspace.hpp); the host
+// path (inputs drawn and outputs compared on the host) stays as a debug mode and test oracle.
 // Every outcome of the candidate is an Evaluation; only failures of the task's own reference or
 // baseline, or of the tool, throw. Classifying the candidate is not the evaluator's business: it
 // hands back the artifact's listing for the search to classify.
 
+#include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,22 +27,22 @@
 
 namespace kf {
 
+class DeviceTools;
+class DeviceWorkspace;
+
 // What the evaluator is doing, for a supervisor that gives each phase its own deadline.
 enum class EvalPhase { kCompile, kLaunch, kHost };
 
 class EvalObserver {
  public:
   virtual ~EvalObserver() = default;
-  virtual void Phase(EvalPhase phase) = 0;  // called when a phase starts
+  // Called when a phase starts; `launches` candidate launches come in a launch phase.
+  virtual void Phase(EvalPhase phase, int launches) = 0;
 };
 
 struct EvalOptions {
   std::string bench_sizes;  // a size-set name; empty: chosen by device class
-  int check_seeds = 2;      // fresh seeds per check size set
-  int warmup_runs = 3;
-  int min_runs = 10;
-  int max_runs = 100;
-  double min_timed_ms = 200;  // keep timing until this much candidate time is collected
+  EvalSettings settings;    // for a request that brings none
   // Allowed factor over the peak bandwidth before a time is implausible. A GPU's copy bandwidth
   // is a tight ceiling; a CPU device's, measured on a machine shared with other work, is loose.
   double plausibility_margin = 1.25;
@@ -61,17 +66,36 @@ class Evaluator {
   // Median time of one baseline launch at the benchmark sizes (a few runs), for deadlines.
   double MeasureBaselineLaunchMs();
 
-  struct Prepared;
+  // The task's own kernels, compiled and loaded once.
+  struct Prepared {
+    Kernel kernel;
+    Config config;
+    std::unique_ptr<LoadedKernel> loaded;
+  };
+  struct Timing;
 
  private:
   // Each step returns false with the verdict in `ev` when the candidate failed it.
   bool Load(const RunRequest& request, int64_t group_size, Evaluation& ev,
             std::unique_ptr<LoadedKernel>* loaded, std::string* listing);
-  bool Check(const Kernel& kernel, const Config& config, LoadedKernel& loaded, Evaluation& ev);
-  bool Time(const Kernel& kernel, const Config& config, LoadedKernel& loaded, const SizeSet& bench,
-            Evaluation& ev);
-  void Phase(EvalPhase p) const {
-    if (options_.observer) options_.observer->Phase(p);
+  // On the device (device_checks.cpp).
+  bool CheckOnDevice(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
+                     const EvalSettings& s, Evaluation& ev);
+  bool TimeOnDevice(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
+                    const SizeSet& bench, const EvalSettings& s, Evaluation& ev);
+  Timing TimeLaunches(LoadedKernel* candidate, const Launch& launch, DeviceWorkspace& ws,
+                      bool with_baseline, const EvalSettings& s);
+  std::optional<TimingStats> ReusedBaseline(DeviceWorkspace& ws, const EvalSettings& s);
+  DeviceWorkspace& WorkspaceOn(const SizeSet& set, bool checks);
+  // On the host (host_checks.cpp): inputs drawn and outputs compared there.
+  bool CheckOnHost(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
+                   const EvalSettings& s, Evaluation& ev);
+  bool TimeOnHost(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
+                  const SizeSet& bench, const EvalSettings& s, Evaluation& ev);
+  // Speedup, bandwidth, roofline fraction; false (implausible) past the physics floor.
+  bool Derive(const Env& sizes, Evaluation& ev);
+  void Phase(EvalPhase p, int launches = 1) const {
+    if (options_.observer) options_.observer->Phase(p, launches);
   }
 
   Device& device_;
@@ -80,6 +104,15 @@ class Evaluator {
   EvalOptions options_;
   std::unique_ptr<Prepared> reference_, baseline_;
   PeakBandwidth peak_;
+  std::unique_ptr<DeviceTools> tools_;
+  std::map<std::string, std::unique_ptr<DeviceWorkspace>> workspaces_;  // by size set
+  // The baseline's timing at the benchmark sizes, reused between candidates.
+  struct ReusedTiming {
+    TimingStats stats;
+    std::chrono::steady_clock::time_point when;
+    int candidates = 0;
+  };
+  std::optional<ReusedTiming> baseline_timing_;
 };
 
 }  // namespace kf

@@ -22,11 +22,13 @@ namespace {
 class PhaseReporter : public EvalObserver {
  public:
   explicit PhaseReporter(int fd) : fd_(fd) {}
-  void Phase(EvalPhase p) override {
+  void Phase(EvalPhase p, int launches) override {
     const char* name = p == EvalPhase::kCompile  ? "compile"
                        : p == EvalPhase::kLaunch ? "launch"
                                                  : "host";
-    SendMessage(fd_, {{"phase", name}});
+    nlohmann::json m = {{"phase", name}};
+    if (launches > 1) m["launches"] = launches;
+    SendMessage(fd_, m);
   }
 
  private:
@@ -53,7 +55,7 @@ bool BecomeWorker(pid_t parent, double address_space_gib, double cpu_seconds) {
 }
 
 int RunExecutor(const ExecutorArgs& args) {
-  const ExecutorOptions& o = args.options;
+  ExecutorOptions o = args.options;
   if (!BecomeWorker(args.parent, o.address_space_gib, o.cpu_seconds)) return 1;
   const int out = args.out_fd;
   auto fatal = [&](const std::string& message, int code) {
@@ -67,6 +69,8 @@ int RunExecutor(const ExecutorArgs& args) {
   PhaseReporter reporter(out);
   double baseline_ms = args.baseline_ms;
   try {
+    if (!args.settings_json.empty())
+      o.settings = EvalSettingsFromJson(nlohmann::json::parse(args.settings_json));
     task = std::make_unique<Task>(LoadTask(o.task));
     auto backends = MakeBackends();
     std::string error;
@@ -75,11 +79,7 @@ int RunExecutor(const ExecutorArgs& args) {
     cache = std::make_unique<CompileCache>(DefaultCacheDir());
     EvalOptions eo;
     eo.bench_sizes = o.sizes;
-    eo.check_seeds = o.seeds;
-    eo.warmup_runs = o.warmup_runs;
-    eo.min_runs = o.min_runs;
-    eo.max_runs = o.max_runs;
-    eo.min_timed_ms = o.min_timed_ms;
+    eo.settings = o.settings;
     eo.observer = &reporter;
     evaluator = std::make_unique<Evaluator>(*device, *task, *cache, eo);
     if (baseline_ms <= 0) baseline_ms = evaluator->MeasureBaselineLaunchMs();

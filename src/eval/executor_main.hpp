@@ -12,7 +12,8 @@ namespace kf {
 
 struct ExecutorArgs {
   ExecutorOptions options;
-  double baseline_ms = 0;  // 0: measure it
+  std::string settings_json;  // the default EvalSettings, as EvalSettingsToJson writes them
+  double baseline_ms = 0;     // 0: measure it
   int in_fd = 3, out_fd = 4;
   pid_t parent = 0;  // exit at once if the parent is already gone
 };

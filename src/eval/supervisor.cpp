@@ -52,9 +52,9 @@ double Supervisor::launch_deadline_s() const {
   return std::clamp(s, options_.launch_floor_s, options_.launch_ceiling_s);
 }
 
-double Supervisor::PhaseSeconds(const std::string& phase) const {
+double Supervisor::PhaseSeconds(const std::string& phase, int launches) const {
   return phase == "compile"  ? options_.compile_timeout_s
-         : phase == "launch" ? launch_deadline_s()
+         : phase == "launch" ? launch_deadline_s() * std::max(1, launches)
                              : options_.host_timeout_s;
 }
 
@@ -64,11 +64,7 @@ void Supervisor::Start() {
                                    "--task",         o.task,
                                    "--device",       o.device,
                                    "--sizes",        o.sizes,
-                                   "--seeds",        std::to_string(o.seeds),
-                                   "--warmup-runs",  std::to_string(o.warmup_runs),
-                                   "--min-runs",     std::to_string(o.min_runs),
-                                   "--max-runs",     std::to_string(o.max_runs),
-                                   "--min-timed-ms", fmt::format("{}", o.min_timed_ms),
+                                   "--settings",     EvalSettingsToJson(o.settings).dump(),
                                    "--baseline-ms",  fmt::format("{}", info_.baseline_ms),
                                    "--limit-as-gib", fmt::format("{}", o.address_space_gib),
                                    "--limit-cpu-s",  fmt::format("{}", o.cpu_seconds),
@@ -104,7 +100,8 @@ RunReply Supervisor::Run(const RunRequest& request) {
   };
 
   std::string phase = "host";
-  Clock::time_point deadline = DeadlineIn(PhaseSeconds(phase));
+  int launches = 1;
+  Clock::time_point deadline = DeadlineIn(PhaseSeconds(phase, 1));
   if (!process_.Send({{"id", id}, {"op", "run"}, {"run", RunRequestToJson(request)}})) {
     std::string why = process_.DescribeExit("the executor");
     process_.Stop();
@@ -122,10 +119,12 @@ RunReply Supervisor::Run(const RunRequest& request) {
       }
       if (phase == "launch") {
         return fault(Status::kTimeout,
-                     fmt::format("a launch ran past its deadline of {:.2f} s ({}x the baseline's "
-                                 "{:.3f} ms, within [{}, {}] s); the executor was killed",
-                                 launch_deadline_s(), options_.launch_factor, info_.baseline_ms,
-                                 options_.launch_floor_s, options_.launch_ceiling_s));
+                     fmt::format("{} ran past {} deadline of {:.2f} s ({}x the baseline's "
+                                 "{:.3f} ms a launch, within [{}, {}] s); the executor was killed",
+                                 launches > 1 ? fmt::format("{} launches", launches) : "a launch",
+                                 launches > 1 ? "their" : "its", PhaseSeconds(phase, launches),
+                                 options_.launch_factor, info_.baseline_ms, options_.launch_floor_s,
+                                 options_.launch_ceiling_s));
       }
       return fault(Status::kTimeout, fmt::format("the evaluation's host work ran past {:.0f} s; "
                                                  "the executor was killed",
@@ -139,7 +138,8 @@ RunReply Supervisor::Run(const RunRequest& request) {
     }
     if (message.contains("phase")) {
       phase = message["phase"].get<std::string>();
-      deadline = DeadlineIn(PhaseSeconds(phase));
+      launches = message.value("launches", 1);
+      deadline = DeadlineIn(PhaseSeconds(phase, launches));
       continue;
     }
     if (message.value("id", -1) != id) continue;

@@ -20,13 +20,11 @@
 namespace kf {
 
 struct ExecutorOptions {
-  std::string binary;  // the kfoundry executable, run as `kfoundry executor ...`
-  std::string task;    // task folder
-  std::string device;  // device selector ("" = default)
-  std::string sizes;   // benchmark size set ("" = by device class)
-  int seeds = 2;
-  int warmup_runs = 3, min_runs = 10, max_runs = 100;
-  double min_timed_ms = 200;
+  std::string binary;     // the kfoundry executable, run as `kfoundry executor ...`
+  std::string task;       // task folder
+  std::string device;     // device selector ("" = default)
+  std::string sizes;      // benchmark size set ("" = by device class)
+  EvalSettings settings;  // for a candidate that brings none (thorough by default)
   double compile_timeout_s = 120;
   double launch_factor = 100;  // a launch may take this many times the baseline's launch
   double launch_floor_s = 2, launch_ceiling_s = 120;
@@ -83,12 +81,12 @@ class Supervisor {
 
   const ExecutorCounters& counters() const { return counters_; }
   const ExecutorInfo& info() const { return info_; }
-  double launch_deadline_s() const;
+  double launch_deadline_s() const;  // of one candidate launch
   pid_t executor_pid() const { return process_.pid(); }
 
  private:
   void Start();
-  double PhaseSeconds(const std::string& phase) const;
+  double PhaseSeconds(const std::string& phase, int launches) const;
 
   ExecutorOptions options_;
   ExecutorCounters counters_;

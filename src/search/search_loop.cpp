@@ -498,7 +498,13 @@ void Scheduler::Feed() {
       ++issued_;
       ++judge_pending_;
       ++a.pending;
-      judge_.Submit({a.proposal->kernel, config}, [this, index, seq, config](JudgeResult r) {
+      EvalSettings judging = s_.judging;
+      if (a.proposal->parent_cell) {  // far slower than its parent: no need to time it to 1%
+        auto parent = archive_.cells().find(*a.proposal->parent_cell);
+        if (parent != archive_.cells().end()) judging.time_to_beat_ms = parent->second.time_ms;
+      }
+      Candidate candidate{a.proposal->kernel, config, judging};
+      judge_.Submit(std::move(candidate), [this, index, seq, config](JudgeResult r) {
         Event e;
         e.index = index;
         e.seq = seq;

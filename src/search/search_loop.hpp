@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/candidate.hpp"
 #include "core/device_info.hpp"
 #include "core/evaluation.hpp"
 #include "core/task.hpp"
@@ -50,6 +51,8 @@ struct SearchSettings {
   std::vector<Rule> rules;
   DeviceInfo device;  // what proposal requests describe (the first device)
   double peak_gbs = 0;
+  // How candidates are judged; each gets its parent's time as the time to beat.
+  EvalSettings judging = EvalSettings::Fast();
 };
 
 struct SearchEvaluation {

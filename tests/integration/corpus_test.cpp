@@ -51,10 +51,10 @@ ExecutorOptions FastOptions(const std::string& device) {
   o.task = std::string(KF_TASKS) + "/rope_llama3";
   o.device = device;
   o.sizes = "ragged";  // time on a small set: these tests are about verdicts, not speed
-  o.warmup_runs = 1;
-  o.min_runs = 3;
-  o.max_runs = 3;
-  o.min_timed_ms = 0;
+  o.settings.warmup_runs = 1;
+  o.settings.min_runs = 3;
+  o.settings.max_runs = 3;
+  o.settings.min_timed_ms = 0;
   o.launch_floor_s = 2;
   return o;
 }

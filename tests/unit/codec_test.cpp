@@ -60,6 +60,21 @@ TEST(Codec, CompileResultsAndRunRequestsRoundTrip) {
   EXPECT_EQ(r2.compiled->artifact.binary, c.artifact.binary);
   RunRequest plain{{ParseKernel("k.cl", kKernel), {}}, std::nullopt};
   EXPECT_FALSE(RunRequestFromJson(RunRequestToJson(plain)).compiled);
+  EXPECT_FALSE(RunRequestFromJson(RunRequestToJson(plain)).candidate.settings);
+
+  // How thoroughly to judge travels with the candidate.
+  EvalSettings fast = EvalSettings::Fast();
+  fast.time_to_beat_ms = 0.17;
+  fast.check_on = "host";
+  RunRequest judged{{ParseKernel("k.cl", kKernel), {}, fast}, std::nullopt};
+  RunRequest settled = RunRequestFromJson(nlohmann::json::parse(RunRequestToJson(judged).dump()));
+  ASSERT_TRUE(settled.candidate.settings);
+  EXPECT_EQ(EvalSettingsToJson(*settled.candidate.settings), EvalSettingsToJson(fast));
+  EXPECT_FALSE(settled.candidate.settings->interleave_baseline);
+  EXPECT_EQ(settled.candidate.settings->check_on, "host");
+  // A settings object that names nothing is the thorough default.
+  EXPECT_EQ(EvalSettingsToJson(EvalSettingsFromJson(nlohmann::json::object())),
+            EvalSettingsToJson(EvalSettings::Thorough()));
 }
 
 TEST(Codec, DevicesEvaluationsElitesAndProposalsRoundTrip) {

@@ -287,7 +287,7 @@ class CudaDevice : public Device {
  public:
   DeviceStatus HealthCheck() override {
     if (DeviceStatus s = Check("cuCtxSynchronize", api().cuCtxSynchronize()); !s.ok()) return s;
-    return RoundTripProbe(*this);
+    return RoundTripProbe(*this, &probe_);
   }
 
   DeviceStatus FlushCache() override {
@@ -314,6 +314,7 @@ class CudaDevice : public Device {
   std::map<BufferHandle, CUdeviceptr> buffers_;
   std::map<BufferHandle, CUdeviceptr> views_;  // inside a buffer: not freed on their own
   BufferHandle next_handle_ = 0;
+  BufferHandle probe_ = 0;                          // the health check's buffer
   std::vector<std::pair<CUevent, CUevent>> slots_;  // start and stop of each timed slot
   CUdeviceptr scratch_ = 0;
   size_t scratch_bytes_ = 0;

@@ -439,7 +439,7 @@ class OpenCLDevice : public Device {
   DeviceStatus HealthCheck() override {
     cl_int e = clFinish(queue_);
     if (e != CL_SUCCESS) return DeviceStatus::Fail(ClError("clFinish", e));
-    return RoundTripProbe(*this);
+    return RoundTripProbe(*this, &probe_);
   }
 
   // A read-modify-write kernel over twice the cache: a fill may use non-temporal stores on CPU
@@ -461,6 +461,7 @@ class OpenCLDevice : public Device {
   cl_command_queue queue_;
   std::map<BufferHandle, cl_mem> buffers_;
   BufferHandle next_handle_ = 0;
+  BufferHandle probe_ = 0;  // the health check's buffer
   std::unique_ptr<LoadedKernel> flush_kernel_;
   BufferHandle scratch_ = 0;
   size_t flush_words_ = 0;

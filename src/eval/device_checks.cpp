@@ -1,0 +1,276 @@
+// The device path of the evaluator: the checks and the timing with everything on the device
+// (device_workspace.hpp); the host sees figures only.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "eval/device_workspace.hpp"
+#include "eval/evaluator.hpp"
+#include "eval/hints.hpp"
+#include "eval/inputs.hpp"
+#include "eval/verdict.hpp"
+#include "eval/workspace.hpp"
+
+namespace kf {
+
+struct Evaluator::Timing {
+  std::vector<double> candidate, baseline;  // after the warm-up
+  std::string error;                        // why a launch failed; "" when none did
+  bool early = false;                       // stopped early: far slower than the time to beat
+};
+
+namespace {
+
+constexpr int kBatch = 8;  // timed launches between two waits for the device
+
+bool Fail(Evaluation& ev, Status s, std::string reason) {
+  ev.status = s;
+  ev.reason = std::move(reason);
+  return false;
+}
+
+double MedianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Whether the median's 95% confidence interval (from order statistics, distribution-free) is
+// within `target` of the median on either side.
+bool MedianWithin(std::vector<double> v, double target) {
+  std::sort(v.begin(), v.end());
+  const double n = static_cast<double>(v.size()), half_width = 1.96 * std::sqrt(n) / 2;
+  auto lo = static_cast<size_t>(std::max(0.0, std::floor(n / 2 - half_width)));
+  auto hi = static_cast<size_t>(std::min(n - 1, std::ceil(n / 2 + half_width)));
+  double median = MedianOf(v);
+  return median > 0 && (v[hi] - v[lo]) / 2 <= target * median;
+}
+
+}  // namespace
+
+Evaluator::Timing Evaluator::TimeLaunches(LoadedKernel* candidate, const Launch& launch,
+                                          DeviceWorkspace& ws, bool with_baseline,
+                                          const EvalSettings& s) {
+  Timing t;
+  LoadedKernel& base = *baseline_->loaded;
+  const Launch base_launch = MakeLaunch(baseline_->kernel, baseline_->config, ws.env());
+  LoadedKernel& timed = candidate ? *candidate : base;
+  const Launch& timed_launch = candidate ? launch : base_launch;
+  with_baseline = with_baseline && candidate;
+  const auto start = std::chrono::steady_clock::now();
+  double candidate_ms = 0;
+  for (int done = 0; done < s.warmup_runs + s.max_runs;) {
+    const int batch = std::min(kBatch, s.warmup_runs + s.max_runs - done);
+    int slot = 0;
+    for (int j = 0; j < batch; ++j) {
+      if (with_baseline) {  // the baseline first, so the last output is the candidate's
+        ws.PrepareCandidate();
+        Must(device_.EnqueueFlushCache(), "flushing the cache");
+        Must(device_.EnqueueTimed(base, ws.candidate_args(), base_launch, slot++),
+             "the task's baseline kernel");
+      }
+      ws.PrepareCandidate();
+      Must(device_.EnqueueFlushCache(), "flushing the cache");
+      if (DeviceStatus e = device_.EnqueueTimed(timed, ws.candidate_args(), timed_launch, slot++);
+          !e.ok()) {
+        t.error = e.message();
+        return t;
+      }
+    }
+    Phase(EvalPhase::kLaunch, batch * (with_baseline ? 2 : 1));
+    DeviceStatus waited = device_.Synchronize();
+    Phase(EvalPhase::kHost);
+    if (!waited.ok()) {
+      t.error = waited.message();
+      return t;
+    }
+    for (int j = 0, k = 0; j < batch; ++j) {
+      double b = 0, c = 0;
+      if (with_baseline) Must(device_.ElapsedMs(k++, &b), "reading the baseline's time");
+      Must(device_.ElapsedMs(k++, &c), "reading a launch's time");
+      if (done + j < s.warmup_runs) continue;
+      if (with_baseline) t.baseline.push_back(b);
+      t.candidate.push_back(c);
+      candidate_ms += c;
+    }
+    done += batch;
+    const size_t n = t.candidate.size();
+    if (n == 0) continue;
+    if (candidate && s.time_to_beat_ms > 0 && static_cast<int>(n) >= s.early_runs &&
+        MedianOf(t.candidate) > s.stop_factor * s.time_to_beat_ms) {
+      t.early = true;
+      break;
+    }
+    if (static_cast<int>(n) < s.min_runs) continue;
+    if (candidate_ms >= s.min_timed_ms &&
+        (s.ci_target <= 0 || MedianWithin(t.candidate, s.ci_target)))
+      break;
+    // The cap is on the loop's wall time: the flushes and poisonings count (on a CPU device a
+    // flush of twice the last-level cache costs more than a fast kernel).
+    double wall_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (s.max_timing_ms > 0 && wall_ms >= s.max_timing_ms) break;
+  }
+  return t;
+}
+
+std::optional<TimingStats> Evaluator::ReusedBaseline(DeviceWorkspace& ws, const EvalSettings& s) {
+  using Clock = std::chrono::steady_clock;
+  bool stale = !baseline_timing_ || baseline_timing_->candidates >= s.baseline_every ||
+               std::chrono::duration<double>(Clock::now() - baseline_timing_->when).count() >=
+                   s.baseline_seconds;
+  if (stale) {
+    EvalSettings own = s;  // the baseline's own timing is never cut short
+    own.time_to_beat_ms = 0;
+    own.min_runs = std::max(own.min_runs, 10);
+    Timing t = TimeLaunches(nullptr, Launch{}, ws, false, own);
+    if (!t.error.empty()) throw ToolError("the task's baseline kernel failed: " + t.error);
+    baseline_timing_ = ReusedTiming{Summarize(t.candidate), Clock::now(), 0};
+  }
+  ++baseline_timing_->candidates;
+  return baseline_timing_->stats;
+}
+
+bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
+                              const EvalSettings& settings, Evaluation& ev) {
+  const DeviceInfo& info = device_.info();
+  auto fail = [&](Status s, std::string reason) { return Fail(ev, s, std::move(reason)); };
+  auto launch_failed = [&](const Launch& l, const std::string& error, const std::string& where) {
+    ev.hints = LaunchHints(error, l, info);
+    return fail(Status::kLaunchError, fmt::format("{} ({})", error, where));
+  };
+  Figures figures;
+  for (const SizeSet& set : task_.check_sizes) {
+    // One workspace per size set, kept between candidates and refilled with fresh inputs for
+    // every seed: a kernel that keeps its result between launches returns the previous answer.
+    DeviceWorkspace& ws = WorkspaceOn(set, true);
+    bool have_previous = false;
+    for (int s = 0; s < settings.check_seeds; ++s) {
+      uint64_t seed = FreshSeed();
+      ev.check_seeds.push_back(seed);
+      std::string where = fmt::format("size set '{}', seed {}", set.name, seed);
+      Must(ws.Draw(seed), "drawing inputs");
+      Launch ref_launch = MakeLaunch(reference_->kernel, reference_->config, ws.env());
+      ws.PrepareReference();
+      Must(device_.Enqueue(*reference_->loaded, ws.reference_args(), ref_launch),
+           "the task's reference kernel");
+      Launch launch;
+      try {
+        launch = MakeLaunch(kernel, config, ws.env());
+      } catch (const ExprError& e) {
+        return fail(Status::kInvalidConfig, fmt::format("launch rule at {}: {}", where, e.what()));
+      }
+      auto run_candidate = [&]() {
+        ws.PrepareCandidate();
+        Phase(EvalPhase::kLaunch);
+        LaunchResult c = device_.Run(loaded, ws.candidate_args(), launch);
+        Phase(EvalPhase::kHost);
+        return c;
+      };
+      LaunchResult c = run_candidate();
+      if (!c.status.ok()) return launch_failed(launch, c.status.message(), where);
+      LaunchInspection seen;
+      Must(ws.Inspect(have_previous, task_.tolerance, &seen), "inspecting a launch");
+      if (!seen.guard.empty()) return fail(Status::kIncorrect, seen.guard + " (" + where + ")");
+      if (!seen.modified_input.empty()) {
+        return fail(Status::kIncorrect, fmt::format("the kernel modified its input '{}' ({})",
+                                                    seen.modified_input, where));
+      }
+      Verdict verdict;
+      for (size_t o = 0; o < ws.outputs().size(); ++o) {
+        const Figures& f = seen.outputs[o];
+        figures.Merge(f);
+        if (verdict) continue;
+        verdict = VerdictFrom(
+            task_.args[ws.outputs()[o]], f, task_.tolerance, where, [&](bool reference) {
+              return ws.OutputElement(o, std::max<int64_t>(f.first_bad, 0), reference);
+            });
+      }
+      RecordFigures(figures, ev);
+      if (verdict) {
+        bool previous = !seen.vs_previous.empty();
+        for (size_t o = 0; o < seen.vs_previous.size(); ++o) {
+          const Figures& p = seen.vs_previous[o];
+          previous =
+              previous && p.out_of_tol == 0 && p.bad_ratio() <= task_.tolerance.max_bad_ratio;
+        }
+        if (previous) {
+          return fail(Status::kIncorrect,
+                      fmt::format("the output is the previous launch's result, not this one's: "
+                                  "state carried between launches ({})",
+                                  where));
+        }
+        return fail(verdict->first, verdict->second);
+      }
+      if (s == 0) {  // the same inputs again must give the same bits
+        ws.KeepOutputs();
+        LaunchResult again = run_candidate();
+        if (!again.status.ok()) return launch_failed(launch, again.status.message(), where);
+        Must(ws.Inspect(false, task_.tolerance, &seen), "inspecting a launch");
+        if (!seen.guard.empty()) return fail(Status::kIncorrect, seen.guard + " (" + where + ")");
+        int64_t differing = 0;
+        Must(ws.DifferFromKept(&differing), "comparing two launches");
+        if (differing > 0) {
+          return fail(Status::kIncorrect,
+                      fmt::format("nondeterministic: a second launch on the same inputs differs "
+                                  "in {} elements (a race between work-items?) ({})",
+                                  differing, where));
+        }
+      }
+      ws.SwapReferences();
+      have_previous = true;
+    }
+  }
+  return true;
+}
+
+bool Evaluator::TimeOnDevice(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
+                             const SizeSet& bench, const EvalSettings& settings, Evaluation& ev) {
+  const DeviceInfo& info = device_.info();
+  auto fail = [&](Status s, std::string reason) { return Fail(ev, s, std::move(reason)); };
+  DeviceWorkspace& ws = WorkspaceOn(bench, false);
+  uint64_t seed = FreshSeed();
+  std::string where = fmt::format("timed launches at size set '{}', seed {}", bench.name, seed);
+  Must(ws.Draw(seed), "drawing inputs");
+  Launch launch = MakeLaunch(kernel, config, ws.env());
+  std::optional<TimingStats> baseline;
+  if (!settings.interleave_baseline) baseline = ReusedBaseline(ws, settings);
+  ws.PrepareReference();
+  Must(device_.Enqueue(*reference_->loaded, ws.reference_args(),
+                       MakeLaunch(reference_->kernel, reference_->config, ws.env())),
+       "the task's reference kernel");
+  Timing t = TimeLaunches(&loaded, launch, ws, settings.interleave_baseline, settings);
+  if (!t.error.empty()) {
+    ev.hints = LaunchHints(t.error, launch, info);
+    return fail(Status::kLaunchError, fmt::format("{} ({})", t.error, where));
+  }
+  ev.time = Summarize(t.candidate);
+  ev.baseline_time = baseline ? *baseline : Summarize(t.baseline);
+  if (t.early) {
+    ev.hints.push_back(fmt::format(
+        "timing stopped after {} runs: {:.1f}x slower than the time to beat ({:.4f} ms)",
+        t.candidate.size(), ev.time->median_ms / settings.time_to_beat_ms,
+        settings.time_to_beat_ms));
+  }
+  // Re-check what the timed launches produced, and that they left the inputs alone.
+  LaunchInspection seen;
+  Must(ws.Inspect(false, task_.tolerance, &seen), "inspecting the timed launches");
+  if (!seen.guard.empty()) return fail(Status::kIncorrect, seen.guard + " (" + where + ")");
+  if (!seen.modified_input.empty()) {
+    return fail(Status::kIncorrect,
+                fmt::format("the kernel modified its input '{}' ({})", seen.modified_input, where));
+  }
+  for (size_t o = 0; o < ws.outputs().size(); ++o) {
+    const Figures& f = seen.outputs[o];
+    if (Verdict v = VerdictFrom(
+            task_.args[ws.outputs()[o]], f, task_.tolerance, where, [&](bool reference) {
+              return ws.OutputElement(o, std::max<int64_t>(f.first_bad, 0), reference);
+            })) {
+      return fail(v->first, "the timed launch's output differs from the reference: " + v->second);
+    }
+  }
+  return Derive(ws.env(), ev);
+}
+
+}  // namespace kf

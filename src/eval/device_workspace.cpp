@@ -1,0 +1,260 @@
+#include "eval/device_workspace.hpp"
+
+#include <fmt/format.h>
+
+#include "eval/inputs.hpp"
+#include "eval/workspace.hpp"
+
+namespace kf {
+
+namespace {
+
+constexpr uint32_t kGuardPattern = 0xA5A5A5A5u;
+constexpr size_t kGuardBytes = 4096;
+
+size_t RoundUp(size_t n, size_t to) {
+  return (n + to - 1) / to * to;
+}
+
+bool Drawn(const ArgSpec& a) {
+  return a.init.kind == InitSpec::Kind::kNormal || a.init.kind == InitSpec::Kind::kUniform;
+}
+
+}  // namespace
+
+struct DeviceWorkspace::Buffer {
+  Device& device;
+  const ArgSpec& arg;
+  size_t count = 0, bytes = 0;
+  size_t before = 0, total = 0;  // the guard before the data is [0, before); the data follows
+  BufferHandle whole = 0, view = 0;
+  BufferHandle ref = 0, ref_prev = 0, kept = 0, pristine = 0;
+
+  Buffer(Device& d, const ArgSpec& a) : device(d), arg(a) {}
+  ~Buffer() {
+    if (view) device.Free(view);
+    for (BufferHandle h : {whole, ref, ref_prev, kept, pristine})
+      if (h) device.Free(h);
+  }
+  size_t after() const { return total - before - bytes; }
+};
+
+DeviceWorkspace::DeviceWorkspace(Device& device, DeviceTools& tools, const Task& task,
+                                 const SizeSet& set, bool checks)
+    : device_(device),
+      tools_(tools),
+      task_(task),
+      set_(set),
+      env_(SizesEnv(set.sizes)),
+      checks_(checks) {
+  const size_t align = std::max<size_t>(device.ViewAlignment(), 4);
+  auto plain = [&](size_t bytes) {
+    BufferHandle h = 0;
+    Must(device_.Alloc(std::max<size_t>(bytes, 4), &h), "allocating a workspace buffer");
+    return h;
+  };
+  for (size_t i = 0; i < task.args.size(); ++i) {
+    const ArgSpec& a = task.args[i];
+    if (!a.is_buffer) {
+      buffers_.push_back(nullptr);
+      KernelArg arg{};
+      double v = a.value.Eval(env_);
+      switch (a.dtype) {
+        case DType::kI64:
+          arg.kind = KernelArg::Kind::kI64;
+          arg.i64 = static_cast<int64_t>(v);
+          break;
+        case DType::kF32:
+          arg.kind = KernelArg::Kind::kF32;
+          arg.f32 = static_cast<float>(v);
+          break;
+        case DType::kF64:
+          arg.kind = KernelArg::Kind::kF64;
+          arg.f64 = v;
+          break;
+        default:
+          arg.kind = KernelArg::Kind::kI32;
+          arg.i32 = static_cast<int32_t>(v);
+          break;
+      }
+      reference_args_.push_back(arg);
+      candidate_args_.push_back(arg);
+      continue;
+    }
+    auto b = std::make_unique<Buffer>(device_, a);
+    b->count = static_cast<size_t>(ElementCount(a, env_));
+    b->bytes = b->count * DTypeSize(a.dtype);
+    b->before = RoundUp(kGuardBytes, align);
+    b->total = b->before + RoundUp(b->bytes, align) + kGuardBytes;
+    b->whole = plain(b->total);
+    Must(device_.View(b->whole, b->before, b->bytes, &b->view), "a view of a workspace buffer");
+    Must(tools_.Fill(b->whole, 0, b->before, kGuardPattern), "filling a guard zone");
+    Must(tools_.Fill(b->whole, b->before + b->bytes, b->after(), kGuardPattern),
+         "filling a guard zone");
+    if (a.role != ArgRole::kIn) {
+      b->ref = plain(b->bytes);
+      if (checks_) {
+        b->ref_prev = plain(b->bytes);
+        b->kept = plain(b->bytes);
+      }
+      outputs_.push_back(i);
+    }
+    if (a.role == ArgRole::kInOut) b->pristine = plain(b->bytes);
+    if (a.role != ArgRole::kOut) inputs_.push_back(i);
+    // Inputs that do not depend on the seed are made once, on the host.
+    if (a.role != ArgRole::kOut && !Drawn(a)) {
+      HostBuffer h = GenerateInput(a, env_, 0);
+      BufferHandle target = a.role == ArgRole::kInOut ? b->pristine : b->view;
+      Must(device_.Write(target, h.bytes.data(), h.bytes.size()), "uploading an input");
+    }
+    KernelArg candidate{};
+    candidate.kind = KernelArg::Kind::kBuffer;
+    candidate.buffer = b->view;
+    KernelArg reference = candidate;
+    if (a.role != ArgRole::kIn) reference.buffer = b->ref;
+    candidate_args_.push_back(candidate);
+    reference_args_.push_back(reference);
+    buffers_.push_back(std::move(b));
+  }
+  input_hashes_.assign(task.args.size(), 0);
+  Must(device_.Synchronize(), "preparing a workspace");
+}
+
+DeviceWorkspace::~DeviceWorkspace() = default;
+
+DeviceStatus DeviceWorkspace::Draw(uint64_t seed) {
+  for (size_t i : inputs_) {
+    Buffer& b = *buffers_[i];
+    if (!Drawn(b.arg)) continue;
+    BufferHandle target = b.arg.role == ArgRole::kInOut ? b.pristine : b.view;
+    if (DeviceStatus s = tools_.Draw(target, b.arg.dtype, b.count, b.arg.init.kind, b.arg.init.a,
+                                     b.arg.init.b, seed, static_cast<uint32_t>(i));
+        !s.ok())
+      return s;
+  }
+  drawn_hashes_.clear();
+  for (size_t i : inputs_) {
+    Buffer& b = *buffers_[i];
+    if (b.arg.role == ArgRole::kIn)
+      drawn_hashes_.emplace_back(i, tools_.EnqueueHash(b.whole, b.before, b.bytes));
+  }
+  return DeviceStatus::Ok();
+}
+
+void DeviceWorkspace::PrepareReference() {
+  for (size_t i : outputs_) {
+    Buffer& b = *buffers_[i];
+    if (b.arg.role == ArgRole::kInOut)
+      Must(tools_.Copy(b.pristine, 0, b.ref, 0, b.bytes), "restoring an in-out buffer");
+  }
+}
+
+void DeviceWorkspace::PrepareCandidate() {
+  for (size_t i : outputs_) {
+    Buffer& b = *buffers_[i];
+    if (b.arg.role == ArgRole::kInOut) {
+      Must(tools_.Copy(b.pristine, 0, b.whole, b.before, b.bytes), "restoring an in-out buffer");
+    } else {
+      Must(tools_.Fill(b.whole, b.before, b.bytes, PoisonPattern(b.arg.dtype)),
+           "poisoning an output");
+    }
+  }
+}
+
+DeviceStatus DeviceWorkspace::Inspect(bool against_previous, const Tolerance& tol,
+                                      LaunchInspection* out) {
+  *out = LaunchInspection{};
+  struct Guard {
+    size_t arg;
+    int before, after;
+  };
+  std::vector<Guard> guards;
+  std::vector<std::pair<size_t, int>> hashes;
+  std::vector<int> compares, previous;
+  for (size_t i = 0; i < buffers_.size(); ++i) {
+    if (!buffers_[i]) continue;
+    Buffer& b = *buffers_[i];
+    guards.push_back({i, tools_.EnqueueScan(b.whole, 0, b.before, kGuardPattern),
+                      tools_.EnqueueScan(b.whole, b.before + b.bytes, b.after(), kGuardPattern)});
+    if (b.arg.role == ArgRole::kIn)
+      hashes.emplace_back(i, tools_.EnqueueHash(b.whole, b.before, b.bytes));
+  }
+  for (size_t i : outputs_) {
+    Buffer& b = *buffers_[i];
+    uint32_t poison = PoisonPattern(b.arg.dtype);
+    compares.push_back(tools_.EnqueueCompare(b.ref, b.view, b.arg.dtype, b.count, tol, poison));
+    if (against_previous && b.ref_prev)
+      previous.push_back(
+          tools_.EnqueueCompare(b.ref_prev, b.view, b.arg.dtype, b.count, tol, poison));
+  }
+  if (DeviceStatus s = tools_.Collect(); !s.ok()) return s;
+  for (auto [i, t] : drawn_hashes_) input_hashes_[i] = tools_.HashOf(t);
+  drawn_hashes_.clear();
+  for (const Guard& g : guards) {
+    Buffer& b = *buffers_[g.arg];
+    RangeScan before = tools_.ScanOf(g.before), after = tools_.ScanOf(g.after);
+    if (before.changed == 0 && after.changed == 0) continue;
+    if (out->guard.empty()) {
+      out->guard =
+          after.changed > 0
+              ? fmt::format("wrote {} bytes past the end of '{}'", after.last + 1, b.arg.name)
+              : fmt::format("wrote {} bytes before the start of '{}'",
+                            static_cast<int64_t>(b.before) - before.first, b.arg.name);
+    }
+    // The next launch starts from clean guards.
+    Must(tools_.Fill(b.whole, 0, b.before, kGuardPattern), "filling a guard zone");
+    Must(tools_.Fill(b.whole, b.before + b.bytes, b.after(), kGuardPattern),
+         "filling a guard zone");
+  }
+  for (auto [i, t] : hashes) {
+    if (out->modified_input.empty() && tools_.HashOf(t) != input_hashes_[i])
+      out->modified_input = buffers_[i]->arg.name;
+  }
+  for (int t : compares) out->outputs.push_back(tools_.FiguresOf(t));
+  for (int t : previous) out->vs_previous.push_back(tools_.FiguresOf(t));
+  return DeviceStatus::Ok();
+}
+
+void DeviceWorkspace::KeepOutputs() {
+  for (size_t i : outputs_) {
+    Buffer& b = *buffers_[i];
+    if (b.kept) Must(tools_.Copy(b.whole, b.before, b.kept, 0, b.bytes), "keeping an output");
+  }
+}
+
+DeviceStatus DeviceWorkspace::DifferFromKept(int64_t* differing) {
+  *differing = 0;
+  std::vector<int> tickets;
+  for (size_t i : outputs_) {
+    Buffer& b = *buffers_[i];
+    if (b.kept) tickets.push_back(tools_.EnqueueDiffer(b.view, b.kept, b.arg.dtype, b.count));
+  }
+  if (DeviceStatus s = tools_.Collect(); !s.ok()) return s;
+  for (int t : tickets) *differing += tools_.DifferOf(t);
+  return DeviceStatus::Ok();
+}
+
+void DeviceWorkspace::SwapReferences() {
+  for (size_t i : outputs_) {
+    Buffer& b = *buffers_[i];
+    if (!b.ref_prev) continue;
+    std::swap(b.ref, b.ref_prev);
+    reference_args_[i].buffer = b.ref;
+  }
+}
+
+double DeviceWorkspace::OutputElement(size_t output, int64_t index, bool reference) {
+  Buffer& b = *buffers_[outputs_.at(output)];
+  size_t size = DTypeSize(b.arg.dtype);
+  if (index < 0 || static_cast<size_t>(index) >= b.count) return 0;
+  // Through the guard before the data: a scratch word the launch has been judged on already.
+  BufferHandle src = reference ? b.ref : b.whole;
+  size_t offset = (reference ? 0 : b.before) + static_cast<size_t>(index) * size;
+  std::byte element[8] = {};
+  Must(tools_.Copy(src, offset, b.whole, 0, size), "reading an element");
+  Must(device_.Read(b.whole, element, size), "reading an element");
+  Must(tools_.Fill(b.whole, 0, b.before, kGuardPattern), "filling a guard zone");
+  return LoadElement(element, b.arg.dtype, 0);
+}
+
+}  // namespace kf

@@ -1,0 +1,186 @@
+// The host path of the evaluator: inputs drawn on the host, uploaded, outputs read back and
+// compared on the host. Kept as a debug mode (`--check-on host`) and as the oracle the device path
+// is tested against.
+#include <fmt/format.h>
+
+#include "eval/compare.hpp"
+#include "eval/evaluator.hpp"
+#include "eval/hints.hpp"
+#include "eval/verdict.hpp"
+#include "eval/workspace.hpp"
+
+namespace kf {
+
+namespace {
+
+bool Fail(Evaluation& ev, Status s, std::string reason) {
+  ev.status = s;
+  ev.reason = std::move(reason);
+  return false;
+}
+
+// The verdict on the outputs of one launch; their figures merged into `total` if given.
+Verdict HostVerdict(const Task& task, const std::vector<HostBuffer>& ref,
+                    const std::vector<HostBuffer>& out, const std::string& where, Figures* total) {
+  Verdict verdict;
+  for (size_t i = 0; i < task.args.size(); ++i) {
+    const ArgSpec& a = task.args[i];
+    if (!a.is_buffer || a.role == ArgRole::kIn) continue;
+    Figures f = CompareOutput(ref[i], out[i], PoisonPattern(a.dtype), task.tolerance);
+    if (total) total->Merge(f);
+    if (verdict) continue;
+    verdict = VerdictFrom(a, f, task.tolerance, where, [&](bool reference) {
+      size_t k = static_cast<size_t>(std::max<int64_t>(f.first_bad, 0));
+      return LoadElement((reference ? ref[i] : out[i]).bytes.data(), a.dtype, k);
+    });
+  }
+  return verdict;
+}
+
+}  // namespace
+
+bool Evaluator::CheckOnHost(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
+                            const EvalSettings& settings, Evaluation& ev) {
+  const DeviceInfo& info = device_.info();
+  auto fail = [&](Status s, std::string reason) { return Fail(ev, s, std::move(reason)); };
+  auto launch_failed = [&](const Launch& l, const std::string& error, const std::string& where) {
+    ev.hints = LaunchHints(error, l, info);
+    return fail(Status::kLaunchError, fmt::format("{} ({})", error, where));
+  };
+  // Check: every check size set, fresh seeds each time, outputs poisoned, inputs checksummed.
+  Figures figures;
+  for (const SizeSet& set : task_.check_sizes) {
+    // One set of buffers per size set, refilled with fresh inputs for every seed: a kernel that
+    // keeps its result between launches (keyed on its buffers, or in device globals) returns
+    // the previous inputs' answer.
+    Workspace ws;
+    std::vector<HostBuffer> previous_ref;
+    for (int s = 0; s < settings.check_seeds; ++s) {
+      uint64_t seed = FreshSeed();
+      ev.check_seeds.push_back(seed);
+      std::string where = fmt::format("size set '{}', seed {}", set.name, seed);
+      if (s == 0) {
+        ws = MakeWorkspace(device_, task_, set.sizes, seed);
+      } else {
+        RefillInputs(task_, ws, seed);
+      }
+      Launch ref_launch = MakeLaunch(reference_->kernel, reference_->config, ws.env);
+      PrepareLaunch(device_, task_, ws, true);
+      LaunchResult r = device_.Run(*reference_->loaded, ws.args, ref_launch);
+      if (!r.status.ok())
+        throw ToolError("the task's reference kernel failed: " + r.status.message());
+      std::vector<HostBuffer> ref = ReadOutputs(device_, task_, ws);
+
+      Launch launch;
+      try {
+        launch = MakeLaunch(kernel, config, ws.env);
+      } catch (const ExprError& e) {
+        return fail(Status::kInvalidConfig, fmt::format("launch rule at {}: {}", where, e.what()));
+      }
+      auto run_candidate = [&]() {
+        PrepareLaunch(device_, task_, ws, true);
+        Phase(EvalPhase::kLaunch);
+        LaunchResult c = device_.Run(loaded, ws.args, launch);
+        Phase(EvalPhase::kHost);
+        return c;
+      };
+      LaunchResult c = run_candidate();
+      if (!c.status.ok()) return launch_failed(launch, c.status.message(), where);
+      std::vector<HostBuffer> out = ReadOutputs(device_, task_, ws);
+      if (std::string input = ModifiedInput(device_, task_, ws); !input.empty()) {
+        return fail(Status::kIncorrect,
+                    fmt::format("the kernel modified its input '{}' ({})", input, where));
+      }
+      Verdict verdict = HostVerdict(task_, ref, out, where, &figures);
+      RecordFigures(figures, ev);
+      if (verdict) {
+        if (!previous_ref.empty() && !HostVerdict(task_, previous_ref, out, where, nullptr)) {
+          return fail(Status::kIncorrect,
+                      fmt::format("the output is the previous launch's result, not this one's: "
+                                  "state carried between launches ({})",
+                                  where));
+        }
+        return fail(verdict->first, verdict->second);
+      }
+      if (s == 0) {  // the same inputs again must give the same bits
+        LaunchResult again = run_candidate();
+        if (!again.status.ok()) return launch_failed(launch, again.status.message(), where);
+        int64_t differing = DifferingElements(task_, out, ReadOutputs(device_, task_, ws));
+        if (differing > 0) {
+          return fail(Status::kIncorrect,
+                      fmt::format("nondeterministic: a second launch on the same inputs differs in "
+                                  "{} elements (a race between work-items?) ({})",
+                                  differing, where));
+        }
+      }
+      previous_ref = std::move(ref);
+    }
+  }
+
+  return true;
+}
+
+bool Evaluator::TimeOnHost(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
+                           const SizeSet& bench, const EvalSettings& settings, Evaluation& ev) {
+  const DeviceInfo& info = device_.info();
+  auto fail = [&](Status s, std::string reason) { return Fail(ev, s, std::move(reason)); };
+  auto launch_failed = [&](const Launch& l, const std::string& error, const std::string& where) {
+    ev.hints = LaunchHints(error, l, info);
+    return fail(Status::kLaunchError, fmt::format("{} ({})", error, where));
+  };
+  // Time: interleaved with the baseline on the same inputs, cache flushed before each launch.
+  uint64_t seed = FreshSeed();
+  std::string where = fmt::format("timed launches at size set '{}', seed {}", bench.name, seed);
+  Workspace ws = MakeWorkspace(device_, task_, bench.sizes, seed);
+  Launch ref_launch = MakeLaunch(reference_->kernel, reference_->config, ws.env);
+  Launch base_launch = MakeLaunch(baseline_->kernel, baseline_->config, ws.env);
+  Launch launch = MakeLaunch(kernel, config, ws.env);
+  PrepareLaunch(device_, task_, ws, true);
+  LaunchResult r = device_.Run(*reference_->loaded, ws.args, ref_launch);
+  if (!r.status.ok()) throw ToolError("the task's reference kernel failed: " + r.status.message());
+  std::vector<HostBuffer> ref = ReadOutputs(device_, task_, ws);
+
+  bool has_inout = false;
+  for (const ArgSpec& a : task_.args)
+    has_inout = has_inout || (a.is_buffer && a.role == ArgRole::kInOut);
+  std::vector<double> cand_ms, base_ms;
+  double cand_total = 0;
+  for (int i = 0; i < settings.warmup_runs + settings.max_runs; ++i) {
+    bool warm = i < settings.warmup_runs;
+    if (has_inout) PrepareLaunch(device_, task_, ws, false);
+    Must(device_.FlushCache(), "flushing the cache");
+    LaunchResult b = device_.Run(*baseline_->loaded, ws.args, base_launch);
+    if (!b.status.ok()) throw ToolError("the task's baseline kernel failed: " + b.status.message());
+    PrepareLaunch(device_, task_, ws,
+                  false);  // poison, so the timed output is the candidate's own
+    Must(device_.FlushCache(), "flushing the cache");
+    Phase(EvalPhase::kLaunch);
+    LaunchResult c = device_.Run(loaded, ws.args, launch);
+    Phase(EvalPhase::kHost);
+    if (!c.status.ok()) return launch_failed(launch, c.status.message(), where);
+    if (warm) continue;
+    base_ms.push_back(b.elapsed_ms);
+    cand_ms.push_back(c.elapsed_ms);
+    cand_total += c.elapsed_ms;
+    if (static_cast<int>(cand_ms.size()) >= settings.min_runs &&
+        cand_total >= settings.min_timed_ms)
+      break;
+  }
+  ev.time = Summarize(cand_ms);
+  ev.baseline_time = Summarize(base_ms);
+
+  // Re-check what the timed launches produced, and that they left the inputs alone.
+  std::vector<HostBuffer> out = ReadOutputs(device_, task_, ws);
+  if (std::string input = ModifiedInput(device_, task_, ws); !input.empty()) {
+    return fail(Status::kIncorrect,
+                fmt::format("the kernel modified its input '{}' ({})", input, where));
+  }
+  if (Verdict verdict = HostVerdict(task_, ref, out, where, nullptr)) {
+    return fail(verdict->first,
+                "the timed launch's output differs from the reference: " + verdict->second);
+  }
+
+  return Derive(ws.env, ev);
+}
+
+}  // namespace kf

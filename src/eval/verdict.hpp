@@ -1,0 +1,27 @@
+#pragma once
+// Comparison figures into a verdict, in the same words whichever path (device or host) made
+// them: never-written elements, NaN/Inf where the reference is finite, elements out of tolerance
+// (with the first one's value and the expected one).
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "core/evaluation.hpp"
+#include "core/task.hpp"
+#include "eval/compare.hpp"
+
+namespace kf {
+
+using Verdict = std::optional<std::pair<Status, std::string>>;
+
+// `first_bad(reference)` reads the output's (false) or the reference's (true) element at
+// figures.first_bad; called only for an out-of-tolerance verdict.
+Verdict VerdictFrom(const ArgSpec& arg, const Figures& f, const Tolerance& tol,
+                    const std::string& where, const std::function<double(bool)>& first_bad);
+
+// The figures of every output into the evaluation (the largest errors, the share over 1%).
+void RecordFigures(const Figures& total, Evaluation& ev);
+
+}  // namespace kf
