@@ -7,7 +7,6 @@
 
 #include "eval/device_workspace.hpp"
 #include "eval/evaluator.hpp"
-#include "eval/hints.hpp"
 #include "eval/inputs.hpp"
 #include "eval/verdict.hpp"
 #include "eval/workspace.hpp"
@@ -23,12 +22,6 @@ struct Evaluator::Timing {
 namespace {
 
 constexpr int kBatch = 8;  // timed launches between two waits for the device
-
-bool Fail(Evaluation& ev, Status s, std::string reason) {
-  ev.status = s;
-  ev.reason = std::move(reason);
-  return false;
-}
 
 double MedianOf(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -135,11 +128,6 @@ std::optional<TimingStats> Evaluator::ReusedBaseline(DeviceWorkspace& ws, const 
 bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
                               const EvalSettings& settings, Evaluation& ev) {
   const DeviceInfo& info = device_.info();
-  auto fail = [&](Status s, std::string reason) { return Fail(ev, s, std::move(reason)); };
-  auto launch_failed = [&](const Launch& l, const std::string& error, const std::string& where) {
-    ev.hints = LaunchHints(error, l, info);
-    return fail(Status::kLaunchError, fmt::format("{} ({})", error, where));
-  };
   Figures figures;
   for (const SizeSet& set : task_.check_sizes) {
     // One workspace per size set, kept between candidates and refilled with fresh inputs for
@@ -159,7 +147,8 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
       try {
         launch = MakeLaunch(kernel, config, ws.env());
       } catch (const ExprError& e) {
-        return fail(Status::kInvalidConfig, fmt::format("launch rule at {}: {}", where, e.what()));
+        return Fail(ev, Status::kInvalidConfig,
+                    fmt::format("launch rule at {}: {}", where, e.what()));
       }
       auto run_candidate = [&]() {
         ws.PrepareCandidate();
@@ -169,13 +158,14 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
         return c;
       };
       LaunchResult c = run_candidate();
-      if (!c.status.ok()) return launch_failed(launch, c.status.message(), where);
+      if (!c.status.ok()) return LaunchFailed(ev, c.status.message(), launch, info, where);
       LaunchInspection seen;
       Must(ws.Inspect(have_previous, task_.tolerance, &seen), "inspecting a launch");
-      if (!seen.guard.empty()) return fail(Status::kIncorrect, seen.guard + " (" + where + ")");
+      if (!seen.guard.empty()) return Fail(ev, Status::kIncorrect, seen.guard + " (" + where + ")");
       if (!seen.modified_input.empty()) {
-        return fail(Status::kIncorrect, fmt::format("the kernel modified its input '{}' ({})",
-                                                    seen.modified_input, where));
+        return Fail(
+            ev, Status::kIncorrect,
+            fmt::format("the kernel modified its input '{}' ({})", seen.modified_input, where));
       }
       Verdict verdict;
       for (size_t o = 0; o < ws.outputs().size(); ++o) {
@@ -196,23 +186,25 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
               previous && p.out_of_tol == 0 && p.bad_ratio() <= task_.tolerance.max_bad_ratio;
         }
         if (previous) {
-          return fail(Status::kIncorrect,
+          return Fail(ev, Status::kIncorrect,
                       fmt::format("the output is the previous launch's result, not this one's: "
                                   "state carried between launches ({})",
                                   where));
         }
-        return fail(verdict->first, verdict->second);
+        return Fail(ev, verdict->first, verdict->second);
       }
       if (s == 0) {  // the same inputs again must give the same bits
         ws.KeepOutputs();
         LaunchResult again = run_candidate();
-        if (!again.status.ok()) return launch_failed(launch, again.status.message(), where);
+        if (!again.status.ok())
+          return LaunchFailed(ev, again.status.message(), launch, info, where);
         Must(ws.Inspect(false, task_.tolerance, &seen), "inspecting a launch");
-        if (!seen.guard.empty()) return fail(Status::kIncorrect, seen.guard + " (" + where + ")");
+        if (!seen.guard.empty())
+          return Fail(ev, Status::kIncorrect, seen.guard + " (" + where + ")");
         int64_t differing = 0;
         Must(ws.DifferFromKept(&differing), "comparing two launches");
         if (differing > 0) {
-          return fail(Status::kIncorrect,
+          return Fail(ev, Status::kIncorrect,
                       fmt::format("nondeterministic: a second launch on the same inputs differs "
                                   "in {} elements (a race between work-items?) ({})",
                                   differing, where));
@@ -228,7 +220,6 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
 bool Evaluator::TimeOnDevice(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
                              const SizeSet& bench, const EvalSettings& settings, Evaluation& ev) {
   const DeviceInfo& info = device_.info();
-  auto fail = [&](Status s, std::string reason) { return Fail(ev, s, std::move(reason)); };
   DeviceWorkspace& ws = WorkspaceOn(bench, false);
   uint64_t seed = FreshSeed();
   std::string where = fmt::format("timed launches at size set '{}', seed {}", bench.name, seed);
@@ -242,8 +233,7 @@ bool Evaluator::TimeOnDevice(const Kernel& kernel, const Config& config, LoadedK
        "the task's reference kernel");
   Timing t = TimeLaunches(&loaded, launch, ws, settings.interleave_baseline, settings);
   if (!t.error.empty()) {
-    ev.hints = LaunchHints(t.error, launch, info);
-    return fail(Status::kLaunchError, fmt::format("{} ({})", t.error, where));
+    return LaunchFailed(ev, t.error, launch, info, where);
   }
   ev.time = Summarize(t.candidate);
   ev.baseline_time = baseline ? *baseline : Summarize(t.baseline);
@@ -256,9 +246,9 @@ bool Evaluator::TimeOnDevice(const Kernel& kernel, const Config& config, LoadedK
   // Re-check what the timed launches produced, and that they left the inputs alone.
   LaunchInspection seen;
   Must(ws.Inspect(false, task_.tolerance, &seen), "inspecting the timed launches");
-  if (!seen.guard.empty()) return fail(Status::kIncorrect, seen.guard + " (" + where + ")");
+  if (!seen.guard.empty()) return Fail(ev, Status::kIncorrect, seen.guard + " (" + where + ")");
   if (!seen.modified_input.empty()) {
-    return fail(Status::kIncorrect,
+    return Fail(ev, Status::kIncorrect,
                 fmt::format("the kernel modified its input '{}' ({})", seen.modified_input, where));
   }
   for (size_t o = 0; o < ws.outputs().size(); ++o) {
@@ -267,7 +257,8 @@ bool Evaluator::TimeOnDevice(const Kernel& kernel, const Config& config, LoadedK
             task_.args[ws.outputs()[o]], f, task_.tolerance, where, [&](bool reference) {
               return ws.OutputElement(o, std::max<int64_t>(f.first_bad, 0), reference);
             })) {
-      return fail(v->first, "the timed launch's output differs from the reference: " + v->second);
+      return Fail(ev, v->first,
+                  "the timed launch's output differs from the reference: " + v->second);
     }
   }
   return Derive(ws.env(), ev);

@@ -57,26 +57,7 @@ DeviceWorkspace::DeviceWorkspace(Device& device, DeviceTools& tools, const Task&
     const ArgSpec& a = task.args[i];
     if (!a.is_buffer) {
       buffers_.push_back(nullptr);
-      KernelArg arg{};
-      double v = a.value.Eval(env_);
-      switch (a.dtype) {
-        case DType::kI64:
-          arg.kind = KernelArg::Kind::kI64;
-          arg.i64 = static_cast<int64_t>(v);
-          break;
-        case DType::kF32:
-          arg.kind = KernelArg::Kind::kF32;
-          arg.f32 = static_cast<float>(v);
-          break;
-        case DType::kF64:
-          arg.kind = KernelArg::Kind::kF64;
-          arg.f64 = v;
-          break;
-        default:
-          arg.kind = KernelArg::Kind::kI32;
-          arg.i32 = static_cast<int32_t>(v);
-          break;
-      }
+      KernelArg arg = ScalarArg(a, env_);
       reference_args_.push_back(arg);
       candidate_args_.push_back(arg);
       continue;

@@ -10,6 +10,7 @@
 #include "eval/device_workspace.hpp"
 #include "eval/hints.hpp"
 #include "eval/precheck.hpp"
+#include "eval/verdict.hpp"
 #include "eval/workspace.hpp"
 
 namespace kf {
@@ -113,16 +114,6 @@ Evaluation Evaluator::Evaluate(const RunRequest& request, std::string* listing) 
   return ev;
 }
 
-namespace {
-
-bool Fail(Evaluation& ev, Status s, std::string reason) {
-  ev.status = s;
-  ev.reason = std::move(reason);
-  return false;
-}
-
-}  // namespace
-
 bool Evaluator::Load(const RunRequest& request, int64_t group_size, Evaluation& ev,
                      std::unique_ptr<LoadedKernel>* loaded, std::string* listing) {
   const DeviceInfo& info = device_.info();
@@ -174,7 +165,6 @@ bool Evaluator::Load(const RunRequest& request, int64_t group_size, Evaluation& 
 
 bool Evaluator::Derive(const Env& sizes, Evaluation& ev) {
   const DeviceInfo& info = device_.info();
-  auto fail = [&](Status s, std::string reason) { return Fail(ev, s, std::move(reason)); };
   if (ev.time->median_ms > 0) ev.speedup = ev.baseline_time->median_ms / ev.time->median_ms;
   double bytes = task_.min_bytes.Eval(sizes);
   if (ev.time->median_ms > 0 && bytes > 0) {
@@ -185,8 +175,8 @@ bool Evaluator::Derive(const Env& sizes, Evaluation& ev) {
       double margin = info.device_class == DeviceClass::kCpu ? options_.cpu_plausibility_margin
                                                              : options_.plausibility_margin;
       if (best_gbs > peak_.gbs * margin) {
-        return fail(
-            Status::kImplausible,
+        return Fail(
+            ev, Status::kImplausible,
             fmt::format("{:.1f} GB/s at the fastest run exceeds the device's peak {:.1f} GB/s "
                         "({}) by more "
                         "than {:.2f}x: the kernel cannot have moved the task's minimum bytes",

@@ -5,19 +5,12 @@
 
 #include "eval/compare.hpp"
 #include "eval/evaluator.hpp"
-#include "eval/hints.hpp"
 #include "eval/verdict.hpp"
 #include "eval/workspace.hpp"
 
 namespace kf {
 
 namespace {
-
-bool Fail(Evaluation& ev, Status s, std::string reason) {
-  ev.status = s;
-  ev.reason = std::move(reason);
-  return false;
-}
 
 // The verdict on the outputs of one launch; their figures merged into `total` if given.
 Verdict HostVerdict(const Task& task, const std::vector<HostBuffer>& ref,
@@ -42,11 +35,6 @@ Verdict HostVerdict(const Task& task, const std::vector<HostBuffer>& ref,
 bool Evaluator::CheckOnHost(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
                             const EvalSettings& settings, Evaluation& ev) {
   const DeviceInfo& info = device_.info();
-  auto fail = [&](Status s, std::string reason) { return Fail(ev, s, std::move(reason)); };
-  auto launch_failed = [&](const Launch& l, const std::string& error, const std::string& where) {
-    ev.hints = LaunchHints(error, l, info);
-    return fail(Status::kLaunchError, fmt::format("{} ({})", error, where));
-  };
   // Check: every check size set, fresh seeds each time, outputs poisoned, inputs checksummed.
   Figures figures;
   for (const SizeSet& set : task_.check_sizes) {
@@ -75,7 +63,8 @@ bool Evaluator::CheckOnHost(const Kernel& kernel, const Config& config, LoadedKe
       try {
         launch = MakeLaunch(kernel, config, ws.env);
       } catch (const ExprError& e) {
-        return fail(Status::kInvalidConfig, fmt::format("launch rule at {}: {}", where, e.what()));
+        return Fail(ev, Status::kInvalidConfig,
+                    fmt::format("launch rule at {}: {}", where, e.what()));
       }
       auto run_candidate = [&]() {
         PrepareLaunch(device_, task_, ws, true);
@@ -85,29 +74,30 @@ bool Evaluator::CheckOnHost(const Kernel& kernel, const Config& config, LoadedKe
         return c;
       };
       LaunchResult c = run_candidate();
-      if (!c.status.ok()) return launch_failed(launch, c.status.message(), where);
+      if (!c.status.ok()) return LaunchFailed(ev, c.status.message(), launch, info, where);
       std::vector<HostBuffer> out = ReadOutputs(device_, task_, ws);
       if (std::string input = ModifiedInput(device_, task_, ws); !input.empty()) {
-        return fail(Status::kIncorrect,
+        return Fail(ev, Status::kIncorrect,
                     fmt::format("the kernel modified its input '{}' ({})", input, where));
       }
       Verdict verdict = HostVerdict(task_, ref, out, where, &figures);
       RecordFigures(figures, ev);
       if (verdict) {
         if (!previous_ref.empty() && !HostVerdict(task_, previous_ref, out, where, nullptr)) {
-          return fail(Status::kIncorrect,
+          return Fail(ev, Status::kIncorrect,
                       fmt::format("the output is the previous launch's result, not this one's: "
                                   "state carried between launches ({})",
                                   where));
         }
-        return fail(verdict->first, verdict->second);
+        return Fail(ev, verdict->first, verdict->second);
       }
       if (s == 0) {  // the same inputs again must give the same bits
         LaunchResult again = run_candidate();
-        if (!again.status.ok()) return launch_failed(launch, again.status.message(), where);
+        if (!again.status.ok())
+          return LaunchFailed(ev, again.status.message(), launch, info, where);
         int64_t differing = DifferingElements(task_, out, ReadOutputs(device_, task_, ws));
         if (differing > 0) {
-          return fail(Status::kIncorrect,
+          return Fail(ev, Status::kIncorrect,
                       fmt::format("nondeterministic: a second launch on the same inputs differs in "
                                   "{} elements (a race between work-items?) ({})",
                                   differing, where));
@@ -123,11 +113,6 @@ bool Evaluator::CheckOnHost(const Kernel& kernel, const Config& config, LoadedKe
 bool Evaluator::TimeOnHost(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
                            const SizeSet& bench, const EvalSettings& settings, Evaluation& ev) {
   const DeviceInfo& info = device_.info();
-  auto fail = [&](Status s, std::string reason) { return Fail(ev, s, std::move(reason)); };
-  auto launch_failed = [&](const Launch& l, const std::string& error, const std::string& where) {
-    ev.hints = LaunchHints(error, l, info);
-    return fail(Status::kLaunchError, fmt::format("{} ({})", error, where));
-  };
   // Time: interleaved with the baseline on the same inputs, cache flushed before each launch.
   uint64_t seed = FreshSeed();
   std::string where = fmt::format("timed launches at size set '{}', seed {}", bench.name, seed);
@@ -157,7 +142,7 @@ bool Evaluator::TimeOnHost(const Kernel& kernel, const Config& config, LoadedKer
     Phase(EvalPhase::kLaunch);
     LaunchResult c = device_.Run(loaded, ws.args, launch);
     Phase(EvalPhase::kHost);
-    if (!c.status.ok()) return launch_failed(launch, c.status.message(), where);
+    if (!c.status.ok()) return LaunchFailed(ev, c.status.message(), launch, info, where);
     if (warm) continue;
     base_ms.push_back(b.elapsed_ms);
     cand_ms.push_back(c.elapsed_ms);
@@ -172,11 +157,11 @@ bool Evaluator::TimeOnHost(const Kernel& kernel, const Config& config, LoadedKer
   // Re-check what the timed launches produced, and that they left the inputs alone.
   std::vector<HostBuffer> out = ReadOutputs(device_, task_, ws);
   if (std::string input = ModifiedInput(device_, task_, ws); !input.empty()) {
-    return fail(Status::kIncorrect,
+    return Fail(ev, Status::kIncorrect,
                 fmt::format("the kernel modified its input '{}' ({})", input, where));
   }
   if (Verdict verdict = HostVerdict(task_, ref, out, where, nullptr)) {
-    return fail(verdict->first,
+    return Fail(ev, verdict->first,
                 "the timed launch's output differs from the reference: " + verdict->second);
   }
 

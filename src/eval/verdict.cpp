@@ -2,7 +2,21 @@
 
 #include <fmt/format.h>
 
+#include "eval/hints.hpp"
+
 namespace kf {
+
+bool Fail(Evaluation& ev, Status s, std::string reason) {
+  ev.status = s;
+  ev.reason = std::move(reason);
+  return false;
+}
+
+bool LaunchFailed(Evaluation& ev, const std::string& error, const Launch& launch,
+                  const DeviceInfo& info, const std::string& where) {
+  ev.hints = LaunchHints(error, launch, info);
+  return Fail(ev, Status::kLaunchError, fmt::format("{} ({})", error, where));
+}
 
 Verdict VerdictFrom(const ArgSpec& a, const Figures& f, const Tolerance& tol,
                     const std::string& where, const std::function<double(bool)>& first_bad) {

@@ -8,11 +8,18 @@
 #include <string>
 #include <utility>
 
+#include "backend/device.hpp"
 #include "core/evaluation.hpp"
 #include "core/task.hpp"
 #include "eval/compare.hpp"
 
 namespace kf {
+
+// Sets the evaluation's status and reason; false, so that a check can `return Fail(...)`.
+bool Fail(Evaluation& ev, Status s, std::string reason);
+// A launch that failed with `error` at `where`: a launch error, with hints for that launch.
+bool LaunchFailed(Evaluation& ev, const std::string& error, const Launch& launch,
+                  const DeviceInfo& info, const std::string& where);
 
 using Verdict = std::optional<std::pair<Status, std::string>>;
 

@@ -10,36 +10,40 @@ void Must(const DeviceStatus& s, const char* what) {
   if (!s.ok()) throw ToolError(fmt::format("{}: {}", what, s.message()));
 }
 
+KernelArg ScalarArg(const ArgSpec& a, const Env& env) {
+  KernelArg arg{};
+  double v = a.value.Eval(env);
+  switch (a.dtype) {
+    case DType::kI64:
+      arg.kind = KernelArg::Kind::kI64;
+      arg.i64 = static_cast<int64_t>(v);
+      break;
+    case DType::kF32:
+      arg.kind = KernelArg::Kind::kF32;
+      arg.f32 = static_cast<float>(v);
+      break;
+    case DType::kF64:
+      arg.kind = KernelArg::Kind::kF64;
+      arg.f64 = v;
+      break;
+    default:
+      arg.kind = KernelArg::Kind::kI32;
+      arg.i32 = static_cast<int32_t>(v);
+      break;
+  }
+  return arg;
+}
+
 Workspace MakeWorkspace(Device& device, const Task& task, const Sizes& sizes, uint64_t seed) {
   Workspace ws;
   ws.env = SizesEnv(sizes);
   for (size_t i = 0; i < task.args.size(); ++i) {
     const ArgSpec& a = task.args[i];
-    KernelArg arg{};
     if (!a.is_buffer) {
-      double v = a.value.Eval(ws.env);
-      switch (a.dtype) {
-        case DType::kI64:
-          arg.kind = KernelArg::Kind::kI64;
-          arg.i64 = static_cast<int64_t>(v);
-          break;
-        case DType::kF32:
-          arg.kind = KernelArg::Kind::kF32;
-          arg.f32 = static_cast<float>(v);
-          break;
-        case DType::kF64:
-          arg.kind = KernelArg::Kind::kF64;
-          arg.f64 = v;
-          break;
-        default:
-          arg.kind = KernelArg::Kind::kI32;
-          arg.i32 = static_cast<int32_t>(v);
-          break;
-      }
+      ws.args.push_back(ScalarArg(a, ws.env));
       ws.host.emplace_back();
       ws.device.emplace_back();
       ws.input_sums.push_back(0);
-      ws.args.push_back(arg);
       continue;
     }
     HostBuffer h;
@@ -56,6 +60,7 @@ Workspace MakeWorkspace(Device& device, const Task& task, const Sizes& sizes, ui
     ws.device.emplace_back(&device, handle, bytes);
     ws.input_sums.push_back(a.role == ArgRole::kOut ? 0 : Checksum(h.bytes));
     ws.host.push_back(std::move(h));
+    KernelArg arg{};
     arg.kind = KernelArg::Kind::kBuffer;
     arg.buffer = handle;
     ws.args.push_back(arg);

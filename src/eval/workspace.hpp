@@ -29,6 +29,9 @@ class ToolError : public std::runtime_error {
 
 void Must(const DeviceStatus& s, const char* what);
 
+// The kernel argument of a scalar parameter at these sizes.
+KernelArg ScalarArg(const ArgSpec& a, const Env& env);
+
 Workspace MakeWorkspace(Device& device, const Task& task, const Sizes& sizes, uint64_t seed);
 // Draws fresh inputs into an existing workspace (same device buffers).
 void RefillInputs(const Task& task, Workspace& ws, uint64_t seed);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
@@ -211,6 +212,8 @@ class SyntheticJudge : public Judge {
   int cancelled() const { return cancelled_; }
   // The most kernels (so proposals) among the candidates waiting at once.
   int max_kernels_out() const { return max_kernels_out_; }
+  // Holds results back (up to 500 ms each) until candidates of two kernels have been out at once.
+  void HoldUntilTwoKernelsOut() { hold_ = true; }
 
  private:
   JudgeResult Verdict(const Candidate& c) {
@@ -245,6 +248,12 @@ class SyntheticJudge : public Judge {
         std::unique_lock<std::mutex> lock(mutex_);
         wake_.wait(lock, [&] { return stop_ || !pending_.empty(); });
         if (stop_ && pending_.empty()) return;
+        // Until candidates of two kernels have been out at once, hold results back a while, so
+        // that a scheduler that does keep several proposals in flight shows it however slowly
+        // this machine proposes; a serial one still shows one kernel out, after the wait.
+        if (hold_ && !stop_ && max_kernels_out_ < 2)
+          wake_.wait_for(lock, std::chrono::milliseconds(500),
+                         [&] { return stop_ || max_kernels_out_ >= 2; });
         size_t i = std::uniform_int_distribution<size_t>(0, pending_.size() - 1)(rng);
         next = std::move(pending_[i]);
         pending_.erase(pending_.begin() + static_cast<long>(i));
@@ -263,6 +272,7 @@ class SyntheticJudge : public Judge {
   std::condition_variable wake_;
   std::vector<std::pair<Done, JudgeResult>> pending_;
   bool stop_ = false;
+  std::atomic<bool> hold_{false};
   std::vector<std::string> pending_kernels_;  // the kernel of each pending_ entry
   int judged_ = 0, max_kernels_out_ = 0, cancelled_ = 0;
   std::thread thread_;
@@ -353,6 +363,7 @@ TEST(SearchLoop, SpendsTheBudgetFillsCellsAndIsDeterministicForASeed) {
 TEST(SearchLoop, ManyProposalsInFlightOnSeveralDevicesKeepTheBudgetExactlyAndNeverRepeat) {
   TempStore a;
   SyntheticJudge judge(3, true, -1, std::chrono::milliseconds(1));
+  judge.HoldUntilTwoKernelsOut();
   auto store = OpenStore(a.path);
   SearchResult r = Search(*store, judge, Settings("r", 60, 8));
   EXPECT_EQ(r.evaluations, 60);
