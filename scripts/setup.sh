@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev libspdlog-dev
-  libsqlite3-dev libsqlitecpp-dev libxxhash-dev zlib1g-dev
+  libsqlite3-dev libsqlitecpp-dev libxxhash-dev zlib1g-dev libcurl4-openssl-dev
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo
   libgtest-dev libgmock-dev googletest
   python3

@@ -198,8 +198,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000));
   optimize
       ->add_option("--proposer", opt.proposer,
-                   "Where kernels come from: builtin (the task's templates and source mutations) "
-                   "or command (an executable: --proposer-cmd)")
+                   "Where kernels come from: builtin (the task's templates and source mutations), "
+                   "llm (a chat-completions model: --llm-*) or command (an executable: "
+                   "--proposer-cmd)")
       ->capture_default_str();
   optimize->add_option("--proposer-cmd", opt.proposer_cmd,
                        "For --proposer command: \"PROGRAM ARGS\", run by /bin/sh -c once per "
@@ -209,6 +210,67 @@ int main(int argc, char** argv) {
       ->add_option("--proposer-timeout", opt.proposer_timeout_s,
                    "Seconds a proposer reply may take before it is a bad reply")
       ->capture_default_str();
+  const std::string llm_group = "LLM proposer (docs/llm.md)";
+  optimize
+      ->add_option("--llm-base-url", opt.llm_base_url,
+                   "Chat-completions server, e.g. http://127.0.0.1:8000/v1 (else "
+                   "KFOUNDRY_LLM_BASE_URL, OPENAI_BASE_URL)")
+      ->group(llm_group);
+  optimize->add_option("--llm-model", opt.llm_model, "Model name (else KFOUNDRY_LLM_MODEL)")
+      ->group(llm_group);
+  optimize
+      ->add_option("--llm-api-key", opt.llm_api_key,
+                   "API key (better: KFOUNDRY_LLM_API_KEY or OPENAI_API_KEY); never stored")
+      ->group(llm_group);
+  optimize
+      ->add_option("--llm-models", opt.llm_models_file,
+                   "TOML file of several models with weights, prices and settings (an ensemble)")
+      ->group(llm_group);
+  optimize->add_option("--llm-temperature", opt.llm_temperature, "Sampling temperature")
+      ->group(llm_group);
+  optimize->add_option("--llm-max-tokens", opt.llm_max_tokens, "Reply token limit")
+      ->group(llm_group);
+  optimize
+      ->add_option("--llm-reply", opt.llm_reply,
+                   "What the model answers: file (a whole kernel) or diff (SEARCH/REPLACE blocks "
+                   "against the parent)")
+      ->capture_default_str()
+      ->group(llm_group);
+  optimize->add_option("--llm-timeout", opt.llm_timeout_s, "Seconds one request may take")
+      ->capture_default_str()
+      ->group(llm_group);
+  optimize
+      ->add_option("--llm-retries", opt.llm_retries,
+                   "Retries of a request after a 429, a 5xx or a dropped connection")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 20))
+      ->group(llm_group);
+  optimize
+      ->add_option("--llm-concurrency", opt.llm_concurrency,
+                   "Requests at once (default: --in-flight)")
+      ->group(llm_group);
+  optimize->add_option("--llm-tpm", opt.llm_tokens_per_minute, "Tokens per minute (0 = no limit)")
+      ->group(llm_group);
+  optimize
+      ->add_option("--max-cost", opt.max_cost,
+                   "Stop asking once the run's model cost reaches this many USD (0 = no limit)")
+      ->group(llm_group);
+  optimize->add_option("--prompts", opt.prompts_dir, "Folder of the prompt library")
+      ->group(llm_group);
+  optimize->add_flag("--no-meta", opt.no_meta, "Never rewrite prompt components (the meta step)")
+      ->group(llm_group);
+  optimize
+      ->add_option("--meta-every", opt.meta_every,
+                   "Proposals between meta steps that rewrite the weakest prompt component")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000))
+      ->group(llm_group);
+  optimize
+      ->add_option("--meta-min-uses", opt.meta_min_uses,
+                   "Graded uses a component needs before the meta step may rewrite it")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000))
+      ->group(llm_group);
   optimize
       ->add_option("--in-flight", opt.in_flight,
                    "Proposals out at once (1 keeps one order for a seed)")

@@ -12,6 +12,7 @@
 
 #include "backend/registry.hpp"
 #include "cli/device_context.hpp"
+#include "cli/llm_setup.hpp"
 #include "core/codec.hpp"
 #include "core/input_error.hpp"
 #include "core/task_library.hpp"
@@ -86,7 +87,43 @@ nlohmann::json SettingsJson(const OptimizeArgs& a) {
           {"no_rules", a.no_rules},
           {"rules_dir", a.rules_dir},
           {"device", a.device},
+          {"llm",
+           {{"base_url", a.llm_base_url},
+            {"model", a.llm_model},
+            {"models_file", a.llm_models_file},
+            {"reply", a.llm_reply},
+            {"prompts", a.prompts_dir},
+            {"temperature", a.llm_temperature},
+            {"max_tokens", a.llm_max_tokens},
+            {"timeout", a.llm_timeout_s},
+            {"retries", a.llm_retries},
+            {"concurrency", a.llm_concurrency},
+            {"tokens_per_minute", a.llm_tokens_per_minute},
+            {"max_cost", a.max_cost},
+            {"meta", !a.no_meta},
+            {"meta_every", a.meta_every},
+            {"meta_min_uses", a.meta_min_uses}}},
           {"judging", EvalSettingsToJson(a.settings)}};
+}
+
+// The run's LLM settings; a base URL, model or models file given now (a server that moved)
+// overrides the stored one.
+void ApplyLlmSettings(const nlohmann::json& l, OptimizeArgs& a) {
+  if (a.llm_base_url.empty()) a.llm_base_url = l.value("base_url", "");
+  if (a.llm_model.empty()) a.llm_model = l.value("model", "");
+  if (a.llm_models_file.empty()) a.llm_models_file = l.value("models_file", "");
+  if (a.prompts_dir.empty()) a.prompts_dir = l.value("prompts", "");
+  a.llm_reply = l.value("reply", a.llm_reply);
+  a.llm_temperature = l.value("temperature", a.llm_temperature);
+  a.llm_max_tokens = l.value("max_tokens", a.llm_max_tokens);
+  a.llm_timeout_s = l.value("timeout", a.llm_timeout_s);
+  a.llm_retries = l.value("retries", a.llm_retries);
+  a.llm_concurrency = l.value("concurrency", a.llm_concurrency);
+  a.llm_tokens_per_minute = l.value("tokens_per_minute", a.llm_tokens_per_minute);
+  a.max_cost = l.value("max_cost", a.max_cost);
+  a.no_meta = !l.value("meta", !a.no_meta);
+  a.meta_every = l.value("meta_every", a.meta_every);
+  a.meta_min_uses = l.value("meta_min_uses", a.meta_min_uses);
 }
 
 void ApplySettings(const nlohmann::json& s, OptimizeArgs& a) {
@@ -105,6 +142,7 @@ void ApplySettings(const nlohmann::json& s, OptimizeArgs& a) {
   a.rules_dir = s.value("rules_dir", a.rules_dir);
   if (a.device.empty()) a.device = s.value("device", a.device);
   if (s.contains("judging")) a.settings = EvalSettingsFromJson(s["judging"]);
+  if (s.contains("llm")) ApplyLlmSettings(s["llm"], a);
 }
 
 std::string KernelName(const Kernel& k) {
@@ -112,9 +150,11 @@ std::string KernelName(const Kernel& k) {
 }
 
 void Validate(const OptimizeArgs& a) {
-  if (a.proposer != "builtin" && a.proposer != "command")
+  if (a.proposer != "builtin" && a.proposer != "command" && a.proposer != "llm")
     throw InputError("--proposer", 0, a.proposer,
-                     "unknown proposer (known: builtin, command; llm is planned)");
+                     "unknown proposer (known: builtin, command, llm)");
+  if (a.llm_reply != "file" && a.llm_reply != "diff")
+    throw InputError("--llm-reply", 0, a.llm_reply, "unknown reply format (known: file, diff)");
   if (a.proposer == "command" && a.proposer_cmd.empty())
     throw InputError(
         "--proposer-cmd", 0, "CMD",
@@ -184,6 +224,7 @@ struct Totals {
   std::vector<RunnerStats> runners;
   int build_jobs = 0;
   ExecutorCounters executors;
+  nlohmann::json llm;  // requests, tokens, cost (--proposer llm)
 };
 
 nlohmann::json DevicesJson(const Totals& t) {
@@ -205,6 +246,7 @@ int PrintJson(const RunSummary& s, const Totals& t, const std::string& task,
   out["task"] = task;
   out["device"] = s.run.device;
   out["stop_reason"] = t.search.stop_reason;
+  if (!t.llm.is_null()) out["llm"] = t.llm;
   const FinalCheck* best = s.Best();
   if (best) {
     out["best"] = EvaluationToJson(*s.BestRun());
@@ -289,6 +331,15 @@ int PrintText(const RunSummary& s, const Totals& t, const OptimizeArgs& a,
     states += fmt::format("{}{} {}", states.empty() ? "" : ", ", state, n);
   fmt::print("proposals   {} ({} proposer{})\n", states, a.proposer,
              a.proposer == "command" ? ": " + a.proposer_cmd : "");
+  if (!t.llm.is_null()) {
+    fmt::print(
+        "llm         {} requests ({} failed), {} prompt + {} reply tokens, ${:.4f}, {} "
+        "replies repaired, {} component versions by the meta step\n",
+        t.llm["requests"].get<int>(), t.llm["failed_requests"].get<int>(),
+        t.llm["prompt_tokens"].get<int>(), t.llm["completion_tokens"].get<int>(),
+        t.llm["cost_usd"].get<double>(), t.llm["repaired_replies"].get<int>(),
+        t.llm["meta_versions"].get<int>());
+  }
   for (const RunnerStats& r : t.runners) {
     fmt::print("device      {}: {} evaluations, busy {:.0f}% of the search\n", r.device, r.jobs,
                t.search.seconds > 0 ? 100 * std::min(1.0, r.busy_seconds / t.search.seconds) : 0);
@@ -411,7 +462,12 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
                a.store, run.name);
   const DescriptorSpace descriptors = DescriptorSpace::Load(DefaultDescriptorFile());
   std::unique_ptr<Proposer> proposer;
-  if (a.proposer == "command") {
+  LlmProposerSetup llm;
+  if (a.proposer == "llm") {
+    llm = MakeLlmProposer(a, task, *store, run.name);
+    proposer = std::move(llm.proposer);
+    fmt::print(stderr, "llm proposer: {}\n", llm.description);
+  } else if (a.proposer == "command") {
     proposer = std::make_unique<CommandProposer>(
         task, CommandProposerOptions{a.proposer_cmd, a.proposer_timeout_s, size_t{1} << 20});
   } else {
@@ -436,6 +492,8 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
   totals.executors = judge.counters();
 
   RunSummary summary = ReadRunSummary(*store, run.name);
+  if (a.proposer == "llm")
+    totals.llm = LlmTotals(summary.proposals, store->RunPromptVersions(run.name));
   std::string best_file;
   if (summary.Best()) best_file = WriteBest(summary, a.out_dir, task.name, a.repeats);
   store->AddEvent(run.name, "finish",

@@ -18,6 +18,12 @@ struct OptimizeArgs {
   double seconds = 0, proposer_timeout_s = 300;
   unsigned long long seed = 1;
   bool json = false, no_rules = false, resume_flag = false;
+  // --proposer llm (docs/llm.md). The API key is never stored with the run's settings.
+  std::string llm_base_url, llm_model, llm_api_key, llm_models_file, llm_reply = "file",
+                                                                     prompts_dir;
+  double llm_temperature = -2, llm_timeout_s = 300, llm_tokens_per_minute = 0, max_cost = 0;
+  int llm_max_tokens = 0, llm_retries = 4, llm_concurrency = 0, meta_every = 8, meta_min_uses = 3;
+  bool no_meta = false;
   ExecutorOptions executor;
   // How candidates of the search are judged (the final re-verification is always thorough).
   EvalSettings settings = EvalSettings::Fast();

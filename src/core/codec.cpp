@@ -382,6 +382,7 @@ nlohmann::json ProposalRequestToJson(const ProposalRequest& r) {
           {"peak_bandwidth_gbs", r.peak_bandwidth_gbs},
           {"rule_hints", r.rule_hints},
           {"parent", r.parent ? EliteToJson(*r.parent) : nlohmann::json(nullptr)},
+          {"best", r.best ? EliteToJson(*r.best) : nlohmann::json(nullptr)},
           {"inspirations", inspirations},
           {"target_cell", target},
           {"filled_cells", r.filled_cells}};

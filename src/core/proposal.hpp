@@ -6,6 +6,7 @@
 // The outcome is a new kernel with its provenance, nothing new, or a bad reply with its reason.
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,9 +34,12 @@ struct ProposalRequest {
   double peak_bandwidth_gbs = 0;
   std::vector<std::string> rule_hints;
   std::optional<Elite> parent;  // none: a kernel that needs no parent (a library template)
+  std::optional<Elite> best;    // the run's best so far, when it is not the parent
   std::vector<Elite> inspirations;
   std::optional<TargetCell> target;
   std::vector<Cell> filled_cells;  // the archive's occupied cells
+  // The behaviour space's words: each dimension's name and level names, so any cell can be told.
+  std::vector<std::pair<std::string, std::vector<std::string>>> behaviour;
 };
 
 struct Proposal {
@@ -54,6 +58,9 @@ struct ProposalOutcome {
   ProposalVerdict verdict = ProposalVerdict::kNothingNew;
   std::string reason;  // why, for anything but ok
   std::optional<Proposal> proposal;
+  // What the proposer did to get it, stored with the proposal: for a model, the prompts and
+  // replies, the model, the prompt components, tokens and cost.
+  nlohmann::json trail = nlohmann::json::object();
 
   static ProposalOutcome Ok(Proposal p) { return {ProposalVerdict::kOk, "", std::move(p)}; }
   static ProposalOutcome NothingNew(std::string why) {
@@ -62,6 +69,27 @@ struct ProposalOutcome {
   static ProposalOutcome BadReply(std::string why) {
     return {ProposalVerdict::kBadReply, std::move(why), std::nullopt};
   }
+};
+
+// How far a proposal got, the credit its proposer's choices earn (Intel KernelFoundry's 0–5
+// score): a bad reply or nothing new < it did not compile < it compiled but was wrong < correct
+// < it improved its archive cell < it is the run's new best.
+enum class Grade { kNothing = 0, kCompileError, kIncorrect, kCorrect, kImprovedCell, kNewBest };
+
+// One proposal of a run, as it moves on: "issued" (asked of the proposer), "proposed" (a kernel
+// came back: being tuned), then "done", "nothing_new", "bad_reply" or "abandoned".
+struct ProposalRecord {
+  int index = 0;
+  std::string state;
+  nlohmann::json request = nlohmann::json::object();  // parent, inspirations, target cell, seed
+  std::optional<Proposal> proposal;                   // once proposed
+  // verdict, reason, evaluations, best, "grade" (final states), "proposer" (its trail), ...
+  nlohmann::json outcome = nlohmann::json::object();
+  long long done_seq = 0;  // order of completion (0 while not done)
+
+  bool Final() const { return state != "issued" && state != "proposed"; }
+  // The grade a final proposal earned; kNothing when it has none.
+  Grade grade() const { return static_cast<Grade>(outcome.value("grade", 0)); }
 };
 
 }  // namespace kf

@@ -4,7 +4,7 @@
 // cell) and returns one new kernel, usually a template, with its provenance; or nothing new; or
 // a bad reply with the reason. The search asks several at once, from several threads: Propose
 // must be safe to call concurrently. Implementations: builtin/ (the task's templates and source
-// mutations, offline), command/ (any executable speaking JSON), and an LLM later.
+// mutations, offline), command/ (any executable speaking JSON), llm/ (a chat-completions model).
 
 #include <string>
 
@@ -24,9 +24,18 @@ class Proposer {
   // this many requests without a parent before it selects parents.
   virtual int UnparentedLeft() const { return 0; }
 
-  // A proposal of this run, made by this proposer: the ones in the store when a run resumes, in
-  // the order they were made. The proposer's own state (what it has proposed) follows them.
-  virtual void Observe(const Proposal& proposal) { (void)proposal; }
+  // A proposal of this run as the store holds it, in index order, when a run resumes: the
+  // proposer's own state (what it has proposed, what it has spent) follows them.
+  virtual void Observe(const ProposalRecord& record) { (void)record; }
+
+  // A proposal of this proposer has reached a final state, with its grade (record.grade()):
+  // credit for the choices that made it. Called on the search's thread as proposals finish, and
+  // for a resumed run once for each finished proposal in the store, in the order they finished.
+  virtual void Credit(const ProposalRecord& record) { (void)record; }
+
+  // Non-empty when the proposer can give nothing more (its cost limit is spent): the search asks
+  // no more and stops with this reason.
+  virtual std::string Exhausted() const { return ""; }
 };
 
 }  // namespace kf

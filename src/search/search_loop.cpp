@@ -75,6 +75,9 @@ struct Active {
   std::map<int, std::optional<std::pair<Config, Measurement>>> early;
   std::optional<SearchEvaluation> best;
   int evaluations = 0;
+  Grade grade = Grade::kNothing;  // the furthest any of its candidates got
+  std::string failure;            // the first failed verdict's status and reason
+  nlohmann::json trail;           // what the proposer did (ProposalOutcome::trail)
 };
 
 struct Event {
@@ -242,6 +245,7 @@ std::string Scheduler::StopReason() const {
   if (BudgetIssued()) return "budget spent";
   if (OutOfTime()) return "time budget spent";
   if (working) return "";
+  if (std::string why = proposer_.Exhausted(); !why.empty()) return why;
   if (consecutive_empty_ >= s_.max_empty_proposals)
     return "the proposer had nothing new for any parent";
   if (archive_.empty() && proposer_.UnparentedLeft() == 0)
@@ -304,11 +308,17 @@ void Scheduler::Restore() {
   archive_ = std::move(restored.archive);
   for (const ProposalRecord& r : records) {
     next_index_ = std::max(next_index_, r.index + 1);
-    if (r.proposal) {
-      kernel_ids_.insert(KernelId(r.proposal->kernel));
-      if (r.index > 0) proposer_.Observe(*r.proposal);
-    }
+    if (r.proposal) kernel_ids_.insert(KernelId(r.proposal->kernel));
+    if (r.index > 0) proposer_.Observe(r);
   }
+  // The proposer's credit, told again in the order the proposals finished.
+  std::vector<const ProposalRecord*> finished;
+  for (const ProposalRecord& r : records)
+    if (r.index > 0 && r.Final() && r.outcome.contains("grade")) finished.push_back(&r);
+  std::sort(finished.begin(), finished.end(), [](const ProposalRecord* a, const ProposalRecord* b) {
+    return a->done_seq < b->done_seq;
+  });
+  for (const ProposalRecord* r : finished) proposer_.Credit(*r);
   for (const ProposalRecord& r : records) {
     if (r.state == "issued") {  // the proposer was asked when the run was killed: ask again
       auto a = std::make_unique<Active>();
@@ -328,6 +338,7 @@ void Scheduler::Restore() {
       auto a = std::make_unique<Active>();
       a->index = r.index;
       a->record = r;
+      a->trail = r.outcome.value("proposer", nlohmann::json::object());
       active_[r.index] = std::move(a);
       Accept(*active_[r.index], *r.proposal);
     }
@@ -360,11 +371,13 @@ ProposalRequest Scheduler::MakeRequest(int index, bool unparented) {
   r.device = s_.device;
   r.peak_bandwidth_gbs = s_.peak_gbs;
   for (const auto& [cell, e] : archive_.cells()) r.filled_cells.push_back(cell);
+  for (const Dimension& d : descriptors_.dimensions()) r.behaviour.emplace_back(d.name, d.levels);
   if (unparented) return r;
   std::mt19937_64 rng(r.seed);
   const Elite* parent = archive_.SelectParent(s_.selection, rng);
   if (!parent) return r;
   r.parent = *parent;
+  if (const Elite* best = archive_.Best(); best && best->cell != parent->cell) r.best = *best;
   for (const Elite* e : archive_.Inspirations(parent, s_.inspirations, rng))
     r.inspirations.push_back(*e);
   // The target: an empty cell next to the parent's (one level away in one dimension), else any
@@ -410,7 +423,7 @@ void Scheduler::Issue() {
     return n;
   };
   while (working() < std::max(1, s_.in_flight) && !BudgetIssued() &&
-         consecutive_empty_ < s_.max_empty_proposals) {
+         consecutive_empty_ < s_.max_empty_proposals && proposer_.Exhausted().empty()) {
     bool unparented = proposer_.UnparentedLeft() > unparented_out_;
     if (!unparented && archive_.empty()) break;  // wait for the baseline to seed the archive
     IssueOne(unparented);
@@ -462,12 +475,14 @@ void Scheduler::Accept(Active& a, const Proposal& p) {
     a.record.proposal = p;
     Finish(a, "done",
            {{"error", std::string("its parameter space is empty or invalid: ") + e.what()},
-            {"evaluations", 0}});
+            {"evaluations", 0},
+            {"grade", 0}});
     return;
   }
   if (a.record.state != "proposed") {
     a.record.state = "proposed";
     a.record.proposal = p;
+    if (!a.trail.empty()) a.record.outcome = {{"proposer", a.trail}};
     for (SearchCallback* c : callbacks_) c->OnProposal(a.record);
   }
 }
@@ -525,14 +540,17 @@ void Scheduler::Handle(Event e) {
     if (a.unparented) --unparented_out_;
     if (e.outcome.verdict == ProposalVerdict::kOk &&
         kernel_ids_.count(KernelId(e.outcome.proposal->kernel))) {
+      nlohmann::json trail = std::move(e.outcome.trail);
       e.outcome = ProposalOutcome::NothingNew("the kernel was proposed before in this run");
+      e.outcome.trail = std::move(trail);
     }
     ++result_.proposal_verdicts[std::string(ProposalVerdictName(e.outcome.verdict))];
+    a.trail = std::move(e.outcome.trail);
     if (e.outcome.verdict != ProposalVerdict::kOk) {
       ++consecutive_empty_;
       a.awaiting_proposer = false;
       Finish(a, e.outcome.verdict == ProposalVerdict::kBadReply ? "bad_reply" : "nothing_new",
-             {{"reason", e.outcome.reason}, {"evaluations", 0}});
+             {{"reason", e.outcome.reason}, {"evaluations", 0}, {"grade", 0}});
       return;
     }
     consecutive_empty_ = 0;
@@ -583,6 +601,13 @@ void Scheduler::OnVerdict(Active& a, int seq, const Config& config, JudgeResult 
     ++result_.verdicts[std::string(StatusName(ev.status))];
   }
   ++a.evaluations;
+  if (ev.status != Status::kOk && a.failure.empty())
+    a.failure = fmt::format("{}: {}", StatusName(ev.status), ev.reason.substr(0, 400));
+  a.grade =
+      std::max(a.grade, ev.status == Status::kOk ? Grade::kCorrect
+                        : ev.status == Status::kCompileError || ev.status == Status::kInvalidConfig
+                            ? Grade::kCompileError
+                            : Grade::kIncorrect);
   if (ev.status == Status::kOk && !ev.descriptor.empty() &&
       (!a.best || ev.speedup.value_or(0) > a.best->evaluation.speedup.value_or(0)))
     a.best = e;
@@ -609,8 +634,26 @@ void Scheduler::MaybeComplete(Active& a) {
 void Scheduler::Complete(Active& a) {
   std::optional<std::pair<Config, Evaluation>> best;
   if (a.best) best = std::make_pair(a.best->config, a.best->evaluation);
+  // What it had to beat: its cell's elite (else its parent) and the run's best.
+  double run_best = archive_.Best() ? archive_.Best()->speedup : 0, before = 0;
+  if (a.best) {
+    if (auto it = archive_.cells().find(a.best->evaluation.descriptor);
+        it != archive_.cells().end())
+      before = it->second.speedup;
+  }
+  if (before == 0 && a.proposal->parent_cell) {
+    if (auto it = archive_.cells().find(*a.proposal->parent_cell); it != archive_.cells().end())
+      before = it->second.speedup;
+  }
   ArchiveOffer offer = OfferToArchive(archive_, *a.proposal, a.kernel_id, best);
-  nlohmann::json outcome = {{"evaluations", a.evaluations}, {"improved_archive", offer.improved}};
+  Grade grade = a.grade;
+  if (offer.improved)
+    grade = offer.elite->speedup > run_best ? Grade::kNewBest : Grade::kImprovedCell;
+  nlohmann::json outcome = {{"evaluations", a.evaluations},
+                            {"improved_archive", offer.improved},
+                            {"grade", static_cast<int>(grade)}};
+  if (offer.improved && before > 0) outcome["gain"] = offer.elite->speedup / before - 1;
+  if (grade < Grade::kCorrect && !a.failure.empty()) outcome["failure"] = a.failure;
   if (offer.elite) {
     const Elite& e = *offer.elite;
     store_.OfferArchiveCell(s_.run, {e.cell, CandidateId(e.kernel_id, e.config), e.speedup});
@@ -626,8 +669,10 @@ void Scheduler::Complete(Active& a) {
 void Scheduler::Finish(Active& a, const std::string& state, nlohmann::json outcome) {
   a.record.state = state;
   a.record.outcome = std::move(outcome);
+  if (!a.trail.empty()) a.record.outcome["proposer"] = a.trail;
   if (a.proposal) a.record.proposal = a.proposal;
   for (SearchCallback* c : callbacks_) c->OnProposal(a.record);
+  if (a.index > 0 && a.record.outcome.contains("grade")) proposer_.Credit(a.record);
   active_.erase(a.index);  // `a` is gone after this
 }
 

@@ -1,9 +1,10 @@
 #pragma once
 // The Store: everything a run produces — the run, kernels, candidates, evaluations, proposals,
-// archive cells and events — keyed so that every write is idempotent: a kernel by the hash of its
-// source, a candidate by kernel and configuration, an evaluation by candidate, device and
-// evaluation settings, a proposal by its run and index. A redelivered job or a resumed run never
-// duplicates a result. Implementations: SQLite (sqlite/, the default), PostgreSQL (later).
+// archive cells, prompt component versions and events — keyed so that every write is idempotent: a
+// kernel by the hash of its source, a candidate by kernel and configuration, an evaluation by
+// candidate, device and evaluation settings, a proposal by its run and index. A redelivered job or
+// a resumed run never duplicates a result. Safe to call from several threads. Implementations:
+// SQLite (sqlite/, the default), PostgreSQL (later).
 
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -40,15 +41,15 @@ struct StoredEvaluation {
   std::string purpose = "search";
 };
 
-// One proposal of a run, as it moves on: "issued" (asked of the proposer), "proposed" (a kernel
-// came back: being tuned), then "done", "nothing_new" or "bad_reply".
-struct ProposalRecord {
-  int index = 0;
-  std::string state;
-  nlohmann::json request = nlohmann::json::object();  // parent, inspirations, target cell, seed
-  std::optional<Proposal> proposal;                   // once proposed
-  nlohmann::json outcome = nlohmann::json::object();  // verdict, reason, evaluations, best, ...
-  long long done_seq = 0;                             // order of completion (0 while not done)
+// One version of a prompt component a run used: the library's, or one the meta step wrote from
+// its parent version; the statistics are updated as the proposals that used it are graded.
+struct PromptVersionRecord {
+  std::string component;  // the component's id
+  int version = 1, parent_version = 0;
+  std::string made_by = "library";  // "library" | "meta"
+  std::string text;
+  nlohmann::json stats = nlohmann::json::object();  // uses, improvements, credit, gain
+  nlohmann::json meta = nlohmann::json::object();   // how the meta step made it (prompt, reply)
 };
 
 struct ArchiveEntry {
@@ -84,6 +85,11 @@ class Store {
   // Keeps the candidate with the higher speedup for the cell; true when it replaced or filled it.
   virtual bool OfferArchiveCell(const std::string& run, const ArchiveEntry& entry) = 0;
   virtual std::vector<ArchiveEntry> Archive(const std::string& run) = 0;
+
+  // Inserts a version, or updates the statistics of one already stored (by run, component and
+  // version: a version's text never changes).
+  virtual void PutPromptVersion(const std::string& run, const PromptVersionRecord& version) = 0;
+  virtual std::vector<PromptVersionRecord> RunPromptVersions(const std::string& run) = 0;
 
   virtual void AddEvent(const std::string& run, const std::string& kind,
                         const nlohmann::json& data) = 0;

@@ -40,11 +40,11 @@ std::string Args(const std::string& dir, const std::string& extra, int budget = 
 }
 
 // The example proposer of examples/proposers, answering after `delay` seconds.
-std::string ParamWalk(double delay) {
+std::string ParamWalk(double delay, const std::string& more = "") {
   return fmt::format(
       "--proposer command --proposer-cmd \"python3 {}/../examples/proposers/"
-      "param_walk.py --delay {}\"",
-      KF_TASKS, delay);
+      "param_walk.py --delay {}{}\"",
+      KF_TASKS, delay, more);
 }
 
 void ExpectDistinct(const std::string& db, const std::string& run, size_t n) {
@@ -107,7 +107,8 @@ TEST(OpenCLOptimize, ARunKilledWithEightProposalsInFlightResumesWithEachJudgedOn
   constexpr int kKillBudget = 40;
   std::string dir = Scratch("killed");
   std::string db = dir + "/kf.db";
-  std::string extra = "--run killed --in-flight 8 " + ParamWalk(0.3);
+  // Walking from templates and inspirations too, so neither run runs out of new kernels first.
+  std::string extra = "--run killed --in-flight 8 " + ParamWalk(0.3, " --templates");
   std::string cmd =
       fmt::format("KF_CACHE_DIR={} KF_TASKS_DIR={} exec {} {} >/dev/null 2>{}/err", KF_TEST_CACHE,
                   KF_TASKS, testing::KfBinary(), Args(dir, extra, kKillBudget), dir);
@@ -165,10 +166,11 @@ TEST(OpenCLOptimize, ARunKilledWithEightProposalsInFlightResumesWithEachJudgedOn
 
   // The same budget uninterrupted: the same number of distinct evaluations.
   std::string whole = Scratch("whole");
-  testing::KfResult uninterrupted =
-      RunKfoundry(Args(whole, "--run whole --in-flight 8 " + ParamWalk(0.3), kKillBudget));
+  testing::KfResult uninterrupted = RunKfoundry(
+      Args(whole, "--run whole --in-flight 8 " + ParamWalk(0.3, " --templates"), kKillBudget));
   ASSERT_EQ(uninterrupted.exit_code, 0) << uninterrupted.err;
-  EXPECT_EQ(uninterrupted.json["evaluations"], resumed.json["evaluations"]);
+  EXPECT_EQ(uninterrupted.json["evaluations"], resumed.json["evaluations"])
+      << uninterrupted.json["stop_reason"] << " / " << resumed.json["stop_reason"];
   ExpectDistinct(whole + "/kf.db", "whole", kKillBudget);
 }
 

@@ -28,11 +28,23 @@ int BuiltinProposer::UnparentedLeft() const {
   return left;
 }
 
-void BuiltinProposer::Observe(const Proposal& proposal) {
+void BuiltinProposer::Observe(const ProposalRecord& record) {
+  if (!record.proposal) return;
+  const Proposal& proposal = *record.proposal;
   std::lock_guard<std::mutex> lock(mutex_);
   proposed_.insert(KernelId(proposal.kernel));
   if (proposal.origin.rfind(kTemplateOrigin, 0) == 0)
     used_templates_.insert(proposal.origin.substr(kTemplateOrigin.size()));
+}
+
+void BuiltinProposer::Credit(const ProposalRecord& record) {
+  // Only mutations earn credit: a template is proposed once whatever it earns.
+  if (!record.proposal || record.proposal->parent_kernel_id.empty() ||
+      record.proposal->mutations.empty())
+    return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  mutations_.Reward(record.proposal->mutations.back(),
+                    GradeCredit(static_cast<int>(record.grade())));
 }
 
 ProposalOutcome BuiltinProposer::Propose(const ProposalRequest& request) {
@@ -121,7 +133,14 @@ ProposalOutcome BuiltinProposer::Mutate(const ProposalRequest& request) {
   } else if (!inspired.empty() && std::bernoulli_distribution(0.5)(rng)) {
     pick = inspired[std::uniform_int_distribution<size_t>(0, inspired.size() - 1)(rng)];
   } else {
-    pick = std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng);
+    std::vector<std::string> names;
+    for (const Option& o : options) names.push_back(o.mutation->name);
+    std::string name;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      name = mutations_.Choose(names, 1, rng).front();
+    }
+    pick = static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
   }
   Option& chosen = options[pick];
   {

@@ -5,7 +5,9 @@
 // order of chances: half the time one whose child the classifier places in a cell the archive has
 // not filled yet (MAP-Elites wants coverage: a new cell is a new strategy to improve on); else,
 // half the time, one that an inspiration's lineage used and the parent's did not (a move that
-// helped in another cell, tried here too); else any, uniformly. A mutated template starts from
+// helped in another cell, tried here too); else the one a bandit over the mutations chooses
+// (Thompson sampling on the graded credit of the proposals each mutation made: the same credit
+// the LLM proposer's prompt components earn). A mutated template starts from
 // its parent's best configuration: the parent's values become its defaults. Random choices come
 // from the request's own seed, so a proposal does not depend on what was proposed beside it.
 
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "core/task.hpp"
+#include "prompt/bandit.hpp"
 #include "propose/proposer.hpp"
 
 namespace kf {
@@ -29,7 +32,8 @@ class BuiltinProposer : public Proposer {
   std::string name() const override { return "builtin"; }
   ProposalOutcome Propose(const ProposalRequest& request) override;
   int UnparentedLeft() const override;
-  void Observe(const Proposal& proposal) override;
+  void Observe(const ProposalRecord& record) override;
+  void Credit(const ProposalRecord& record) override;
 
  private:
   ProposalOutcome NextTemplate();
@@ -41,6 +45,7 @@ class BuiltinProposer : public Proposer {
   mutable std::mutex mutex_;
   std::set<std::string> used_templates_;
   std::set<std::string> proposed_;  // kernel ids
+  Bandit mutations_;                // which mutation's children earned credit
 };
 
 }  // namespace kf

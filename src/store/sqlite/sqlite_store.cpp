@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <mutex>
 
 #include "core/codec.hpp"
 #include "core/input_error.hpp"
@@ -80,6 +81,22 @@ CREATE TABLE proposals (
   PRIMARY KEY (run, idx)
 );
 )",
+    // 3: the versions of the prompt components a run used, with their statistics.
+    R"(
+CREATE TABLE prompt_versions (
+  run TEXT NOT NULL REFERENCES runs(name),
+  component TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  parent_version INTEGER NOT NULL,
+  made_by TEXT NOT NULL,
+  text TEXT NOT NULL,
+  stats TEXT NOT NULL,
+  meta TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (run, component, version)
+);
+)",
 };
 
 std::string Now() {
@@ -102,6 +119,7 @@ class SqliteStore : public Store {
   int schema_version() const override { return version_; }
 
   RunInfo OpenRun(const RunInfo& wanted) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
     SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
     if (std::optional<RunInfo> existing = FindRun(wanted.name)) {
       if (existing->task != wanted.task || existing->device != wanted.device) {
@@ -126,6 +144,7 @@ class SqliteStore : public Store {
   }
 
   std::optional<RunInfo> FindRun(const std::string& name) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
     SQLite::Statement q(db_, "SELECT task, device, settings, created_at FROM runs WHERE name = ?");
     q.bind(1, name);
     if (!q.executeStep()) return std::nullopt;
@@ -139,6 +158,7 @@ class SqliteStore : public Store {
   }
 
   bool PutKernel(const Kernel& kernel) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
     SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
     bool added = InsertKernel(kernel);
     tx.commit();
@@ -148,6 +168,7 @@ class SqliteStore : public Store {
   bool PutEvaluation(const std::string& run, const Kernel& kernel, const Config& config,
                      const std::string& key, const Evaluation& ev,
                      const EvaluationPurpose& purpose) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
     SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
     InsertKernel(kernel);
     std::string kernel_id = KernelId(kernel);
@@ -187,6 +208,7 @@ class SqliteStore : public Store {
   }
 
   std::optional<Evaluation> FindEvaluation(const std::string& key) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
     SQLite::Statement q(db_, "SELECT verdict FROM evaluations WHERE key = ?");
     q.bind(1, key);
     if (!q.executeStep()) return std::nullopt;
@@ -194,6 +216,7 @@ class SqliteStore : public Store {
   }
 
   std::vector<StoredEvaluation> RunEvaluations(const std::string& run) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
     SQLite::Statement q(
         db_,
         "SELECT e.seq, e.key, e.candidate_id, c.kernel_id, c.config, e.verdict, e.proposal, "
@@ -217,6 +240,7 @@ class SqliteStore : public Store {
   }
 
   std::optional<Kernel> FindKernel(const std::string& kernel_id) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
     SQLite::Statement q(db_, "SELECT path, source FROM kernels WHERE id = ?");
     q.bind(1, kernel_id);
     if (!q.executeStep()) return std::nullopt;
@@ -224,6 +248,7 @@ class SqliteStore : public Store {
   }
 
   void PutProposal(const std::string& run, const ProposalRecord& r) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
     SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
     if (r.proposal) InsertKernel(r.proposal->kernel);
     bool final_state = r.state != "issued" && r.state != "proposed";
@@ -263,6 +288,7 @@ class SqliteStore : public Store {
   }
 
   std::vector<ProposalRecord> RunProposals(const std::string& run) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
     SQLite::Statement q(db_,
                         "SELECT p.idx, p.state, p.request, p.proposal, p.outcome, p.done_seq, "
                         "k.path, k.source FROM proposals p LEFT JOIN kernels k ON k.id = "
@@ -288,6 +314,7 @@ class SqliteStore : public Store {
   }
 
   bool OfferArchiveCell(const std::string& run, const ArchiveEntry& entry) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
     SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
     SQLite::Statement upsert(
         db_,
@@ -304,6 +331,7 @@ class SqliteStore : public Store {
   }
 
   std::vector<ArchiveEntry> Archive(const std::string& run) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
     SQLite::Statement q(
         db_, "SELECT cell, candidate_id, speedup FROM archive WHERE run = ? ORDER BY cell");
     q.bind(1, run);
@@ -317,6 +345,7 @@ class SqliteStore : public Store {
 
   void AddEvent(const std::string& run, const std::string& kind,
                 const nlohmann::json& data) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
     SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
     SQLite::Statement insert(
         db_, "INSERT INTO events (run, kind, data, created_at) VALUES (?, ?, ?, ?)");
@@ -329,6 +358,7 @@ class SqliteStore : public Store {
   }
 
   std::vector<nlohmann::json> Events(const std::string& run) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
     SQLite::Statement q(db_, "SELECT kind, data, created_at FROM events WHERE run = ? ORDER BY id");
     q.bind(1, run);
     std::vector<nlohmann::json> out;
@@ -336,6 +366,51 @@ class SqliteStore : public Store {
       out.push_back({{"kind", q.getColumn(0).getString()},
                      {"data", nlohmann::json::parse(q.getColumn(1).getString())},
                      {"at", q.getColumn(2).getString()}});
+    }
+    return out;
+  }
+
+  void PutPromptVersion(const std::string& run, const PromptVersionRecord& v) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement upsert(
+        db_,
+        "INSERT INTO prompt_versions (run, component, version, parent_version, made_by, text, "
+        "stats, meta, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (run, component, version) DO UPDATE SET stats = excluded.stats, "
+        "updated_at = excluded.updated_at");
+    std::string now = Now();
+    upsert.bind(1, run);
+    upsert.bind(2, v.component);
+    upsert.bind(3, v.version);
+    upsert.bind(4, v.parent_version);
+    upsert.bind(5, v.made_by);
+    upsert.bind(6, v.text);
+    upsert.bind(7, v.stats.dump());
+    upsert.bind(8, v.meta.dump());
+    upsert.bind(9, now);
+    upsert.bind(10, now);
+    upsert.exec();
+    tx.commit();
+  }
+
+  std::vector<PromptVersionRecord> RunPromptVersions(const std::string& run) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    SQLite::Statement q(db_,
+                        "SELECT component, version, parent_version, made_by, text, stats, meta "
+                        "FROM prompt_versions WHERE run = ? ORDER BY component, version");
+    q.bind(1, run);
+    std::vector<PromptVersionRecord> out;
+    while (q.executeStep()) {
+      PromptVersionRecord v;
+      v.component = q.getColumn(0).getString();
+      v.version = q.getColumn(1).getInt();
+      v.parent_version = q.getColumn(2).getInt();
+      v.made_by = q.getColumn(3).getString();
+      v.text = q.getColumn(4).getString();
+      v.stats = nlohmann::json::parse(q.getColumn(5).getString());
+      v.meta = nlohmann::json::parse(q.getColumn(6).getString());
+      out.push_back(std::move(v));
     }
     return out;
   }
@@ -377,6 +452,7 @@ class SqliteStore : public Store {
   }
 
   std::string path_;
+  std::recursive_mutex mutex_;  // one connection, callers on several threads (proposers)
   SQLite::Database db_;
   int version_ = 0;
 };
