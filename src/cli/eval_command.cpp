@@ -10,6 +10,7 @@
 #include "core/task_library.hpp"
 #include "eval/evaluator.hpp"
 #include "eval/judge.hpp"
+#include "eval/precheck.hpp"
 #include "search/classifier.hpp"
 
 namespace kf {
@@ -45,8 +46,12 @@ void PrintEvaluation(const Evaluation& ev, double peak_gbs, const std::string& p
              ev.reason.empty() ? "" : ": " + ev.reason);
   fmt::print("device      {}\n", ev.device);
   fmt::print("config      {}\n", ConfigToString(ev.config));
-  fmt::print("errors      max abs {:.3g}, max rel {:.3g}, bad ratio {:.3g}, NaN {}\n",
-             ev.max_abs_err, ev.max_rel_err, ev.bad_ratio, ev.nan_count);
+  if (ev.compared) {
+    fmt::print("errors      max abs {:.3g}, max rel {:.3g}, bad ratio {:.3g}, NaN {}\n",
+               ev.max_abs_err, ev.max_rel_err, ev.bad_ratio, ev.nan_count);
+  } else {
+    fmt::print("errors      not reached (no output was compared)\n");
+  }
   if (ev.time) {
     fmt::print("time        {}  at sizes '{}'\n", FormatMs(ev.time), ev.bench_sizes);
     fmt::print("baseline    {}\n", FormatMs(ev.baseline_time));
@@ -60,6 +65,11 @@ void PrintEvaluation(const Evaluation& ev, double peak_gbs, const std::string& p
                    peak_source);
       }
       fmt::print("\n");
+      if (ev.roofline_fraction && *ev.roofline_fraction > 1.0)
+        fmt::print(
+            "warning     over 100% of the device's peak: the peak figure is low (measure it "
+            "again with --remeasure-bandwidth) or the kernel moves fewer bytes than the task's "
+            "min_bytes says\n");
     }
   }
   if (!ev.descriptor.empty()) {
@@ -75,7 +85,7 @@ void PrintEvaluation(const Evaluation& ev, double peak_gbs, const std::string& p
 void Classify(Evaluation& ev, const Kernel& kernel, const std::string& listing) {
   if (ev.status == Status::kCompileError || ev.status == Status::kInvalidConfig) return;
   ev.descriptor = DescriptorSpace::Load(DefaultDescriptorFile())
-                      .Classify(kernel.language, kernel.source, listing);
+                      .Classify(kernel.language, kernel.source, listing, ev.config);
 }
 
 // Debugging path: the evaluator runs in this process, with no isolation.
@@ -85,6 +95,7 @@ int EvalInProcess(const EvalArgs& a, const Task& task) {
   std::unique_ptr<Device> device = OpenDevice(backends, a.device, &error);
   if (!device) throw WorkerError(error, 3);
   Kernel kernel = LoadKernelFile(ResolveTaskKernel(task, a.kernel, device->info().language()));
+  CheckKernelNames(kernel, TaskSizeNames(task), ConstraintExtras());
   Config config = ParseSets(kernel, a.sets);
   CheckLanguage(kernel, device->info().language(), device->info().Selector());
   CompileCache cache(DefaultCacheDir());
@@ -118,6 +129,7 @@ int RunEval(const EvalArgs& a, const std::string& self) {
   Language lang = info.device.language();
   std::string kernel_path = ResolveTaskKernel(task, a.kernel, lang);
   Kernel kernel = LoadKernelFile(kernel_path);
+  CheckKernelNames(kernel, TaskSizeNames(task), ConstraintExtras());
   Config config = ParseSets(kernel, a.sets);
   CheckLanguage(kernel, lang, info.device.Label());
   if (!a.json) fmt::print(stderr, "evaluating {} on {}\n", kernel_path, info.device.Label());

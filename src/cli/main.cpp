@@ -8,6 +8,8 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 
@@ -70,6 +72,14 @@ int Tasks(bool json) {
 // How thoroughly candidates are judged: the same flags for eval, tune and optimize (each with
 // its own defaults: thorough for eval, fast inside a search).
 void AddEvalSettings(CLI::App* app, kf::EvalSettings& s) {
+  app->add_flag_callback(
+      "--remeasure-bandwidth",
+      [] {
+        // The executors this invocation starts inherit it; the first measures, the rest reuse.
+        std::string token = fmt::format("{}-{}", getpid(), std::time(nullptr));
+        setenv("KF_REMEASURE_BANDWIDTH", token.c_str(), 1);
+      },
+      "Measure the device's peak copy bandwidth again instead of using the cached figure");
   app->add_option("--check-seeds,--seeds", s.check_seeds, "Fresh random seeds per check size set")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
@@ -304,10 +314,9 @@ int main(int argc, char** argv) {
   optimize->add_option("--repeats", opt.repeats, "Re-verifications of each")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
-  optimize
-      ->add_option("--out", opt.out_dir,
-                   "Folder for the best kernel's source (OUT/RUN/best.cu|.cl)")
-      ->capture_default_str();
+  optimize->add_option("--out", opt.out_dir,
+                       "Folder for the best kernel's source (OUT/RUN/best.cu|.cl; default "
+                       "kfoundry-out, or the resumed run's)");
   optimize->add_flag("--no-rules", opt.no_rules, "Apply no hardware rules when tuning");
   optimize->add_option("--rules", opt.rules_dir, "Folder of rule files");
   optimize->add_option("--launch-floor", opt.executor.launch_floor_s, "As for eval");

@@ -73,7 +73,11 @@ std::string DefaultRunName(const std::string& task) {
 }
 
 nlohmann::json SettingsJson(const OptimizeArgs& a) {
-  return {{"budget", a.budget},
+  return {{"task_dir", a.task_dir},
+          {"out", a.out_dir},
+          {"top", a.top},
+          {"repeats", a.repeats},
+          {"budget", a.budget},
           {"tune_budget", a.tune_budget},
           {"seed", a.seed},
           {"selection", a.selection},
@@ -127,6 +131,9 @@ void ApplyLlmSettings(const nlohmann::json& l, OptimizeArgs& a) {
 }
 
 void ApplySettings(const nlohmann::json& s, OptimizeArgs& a) {
+  if (a.out_dir.empty()) a.out_dir = s.value("out", "");
+  a.top = s.value("top", a.top);
+  a.repeats = s.value("repeats", a.repeats);
   a.budget = s.value("budget", a.budget);
   a.tune_budget = s.value("tune_budget", a.tune_budget);
   a.seed = s.value("seed", a.seed);
@@ -143,6 +150,17 @@ void ApplySettings(const nlohmann::json& s, OptimizeArgs& a) {
   if (a.device.empty()) a.device = s.value("device", a.device);
   if (s.contains("judging")) a.settings = EvalSettingsFromJson(s["judging"]);
   if (s.contains("llm")) ApplyLlmSettings(s["llm"], a);
+}
+
+// TASK as a command the tool prints must name it: the bundled name where that finds this task,
+// else its folder.
+std::string TaskArgument(const std::string& name, const std::string& dir) {
+  try {
+    if (fs::equivalent(FindTask(name).dir, dir)) return name;
+  } catch (const std::exception&) {
+    // not a bundled task: its folder below
+  }
+  return dir;
 }
 
 std::string KernelName(const Kernel& k) {
@@ -170,13 +188,18 @@ void Validate(const OptimizeArgs& a) {
 }
 
 // The best kernel with its configuration as its defaults: a file `kfoundry eval` judges alone.
+std::string BestPath(const RunSummary& s, const std::string& out_dir) {
+  const Kernel& k = s.Best()->elite.kernel;
+  return (fs::path(out_dir) / s.run.name / ("best" + fs::path(k.path).extension().string()))
+      .string();
+}
+
 std::string WriteBest(const RunSummary& s, const std::string& out_dir, const std::string& task,
                       int repeats) {
   const FinalCheck& best = *s.Best();
-  fs::path dir = fs::path(out_dir) / s.run.name;
-  fs::create_directories(dir);
   const Kernel& k = best.elite.kernel;
-  std::string file = (dir / ("best" + fs::path(k.path).extension().string())).string();
+  std::string file = BestPath(s, out_dir);
+  fs::create_directories(fs::path(file).parent_path());
   std::ofstream out(file);
   out << fmt::format(
       "// KernelFoundry run {} ({} on {}): {}, configuration {} (the defaults below).\n"
@@ -185,6 +208,18 @@ std::string WriteBest(const RunSummary& s, const std::string& out_dir, const std
       best.device, best.median);
   out << WithDefaults(k, best.elite.config);
   return file;
+}
+
+// The baseline's median time over the run's search evaluations (each timed its baseline, or
+// reused a recent timing): one figure to put every elite's time against.
+double RunBaselineMs(const RunSummary& s) {
+  std::vector<double> times;
+  for (const StoredEvaluation& e : s.evaluations)
+    if (e.purpose == "search" && e.evaluation.baseline_time)
+      times.push_back(e.evaluation.baseline_time->median_ms);
+  if (times.empty()) return 0;
+  std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2), times.end());
+  return times[times.size() / 2];
 }
 
 nlohmann::json ArchiveJson(const Archive& archive) {
@@ -282,6 +317,7 @@ int PrintJson(const RunSummary& s, const Totals& t, const std::string& task,
   out["evaluations"] = s.evaluations.size();
   out["trace"] = trace;
   out["archive"] = ArchiveJson(s.archive);
+  out["run_baseline_ms"] = RunBaselineMs(s);
   out["final"] = FinalJson(s);
   out["proposals"] = proposals;
   double rate = t.search.seconds > 0 ? t.search.judged_now / t.search.seconds : 0;
@@ -348,12 +384,18 @@ int PrintText(const RunSummary& s, const Totals& t, const OptimizeArgs& a,
   for (const auto& [status, n] : s.verdicts)
     v += fmt::format("{}{} {}", v.empty() ? "" : ", ", status, n);
   fmt::print("verdicts    {}\n", v);
-  fmt::print("archive     {} of {} cells filled (cell = [memory, algorithm, coordination]):\n",
-             s.archive.cells().size(), cells_total);
+  // Each elite's own speedup is against the baseline timed beside it; one figure for all makes
+  // the column comparable.
+  double baseline_ms = RunBaselineMs(s);
+  fmt::print(
+      "archive     {} of {} cells filled (cell = [memory, algorithm, coordination]; speedup = "
+      "{:.4f} ms, the baseline's median time over the run, / the cell's time):\n",
+      s.archive.cells().size(), cells_total, baseline_ms);
   for (const auto& [cell, e] : s.archive.cells()) {
     fmt::print("  [{}, {}, {}]  {:7.2f}x  {:.4f} ms  {} {}  ({})\n", cell.size() > 0 ? cell[0] : 0,
-               cell.size() > 1 ? cell[1] : 0, cell.size() > 2 ? cell[2] : 0, e.speedup, e.time_ms,
-               KernelName(e.kernel), ConfigToString(e.config), e.device);
+               cell.size() > 1 ? cell[1] : 0, cell.size() > 2 ? cell[2] : 0,
+               e.time_ms > 0 ? baseline_ms / e.time_ms : 0.0, e.time_ms, KernelName(e.kernel),
+               ConfigToString(e.config), e.device);
   }
   fmt::print(
       "final       the top {} re-verified on fresh inputs and re-timed against the baseline "
@@ -387,9 +429,14 @@ int PrintText(const RunSummary& s, const Totals& t, const OptimizeArgs& a,
     if (run.roofline_fraction)
       fmt::print(" = {:.1f}% of the measured copy bandwidth", 100 * *run.roofline_fraction);
     fmt::print("\n");
+    if (run.roofline_fraction && *run.roofline_fraction > 1.0)
+      fmt::print(
+          "warning     over 100% of the device's peak: the peak figure is low (measure it again "
+          "with --remeasure-bandwidth) or the kernel moves fewer bytes than the task's "
+          "min_bytes says\n");
   }
   fmt::print("kernel      {}\n", best_file);
-  fmt::print("check it    kfoundry eval {} {}{}\n", s.run.task, best_file,
+  fmt::print("check it    kfoundry eval {} {}{}\n", TaskArgument(s.run.task, a.task_dir), best_file,
              a.device.empty() ? "" : " --device " + a.device.substr(0, a.device.find(',')));
   return 0;
 }
@@ -411,11 +458,16 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
         "exists already; continue it with --resume " + a.run + " or pick another --run");
   if (existing) {
     ApplySettings(existing->settings, a);  // a resumed run goes on with its own settings
-    if (a.task.empty()) a.task = existing->task;
+    // The folder it ran from (a task of the user's own is no bundled name), else its name.
+    std::string dir = existing->settings.value("task_dir", "");
+    if (a.task.empty()) a.task = !dir.empty() && fs::is_directory(dir) ? dir : existing->task;
   }
   Validate(a);
 
   Task task = FindTask(a.task);
+  a.task_dir = fs::absolute(task.dir).lexically_normal().string();
+  if (a.out_dir.empty()) a.out_dir = "kfoundry-out";
+  a.out_dir = fs::absolute(a.out_dir).lexically_normal().string();
   JudgeOptions options;
   options.executor = Aimed(a.executor, self, task.dir, "", a.sizes);
   options.executor.settings = a.settings;
@@ -495,7 +547,13 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
   if (a.proposer == "llm")
     totals.llm = LlmTotals(summary.proposals, store->RunPromptVersions(run.name));
   std::string best_file;
-  if (summary.Best()) best_file = WriteBest(summary, a.out_dir, task.name, a.repeats);
+  if (summary.Best()) {
+    // A resumed run that judged nothing leaves the file it wrote (and any edit since) alone.
+    best_file = BestPath(summary, a.out_dir);
+    bool unchanged = totals.search.judged_now == 0 && totals.reverified_now == 0;
+    if (!unchanged || !fs::exists(best_file))
+      best_file = WriteBest(summary, a.out_dir, task.name, a.repeats);
+  }
   store->AddEvent(run.name, "finish",
                   {{"final", FinalJson(summary)},
                    {"best_file", best_file},

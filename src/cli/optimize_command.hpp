@@ -12,8 +12,10 @@ namespace kf {
 
 struct OptimizeArgs {
   std::string task, device, sizes, proposer = "builtin", proposer_cmd, store = "sqlite:kfoundry.db";
-  std::string run, resume, selection = "uniform", strategy, out_dir = "kfoundry-out";
+  std::string run, resume, selection = "uniform", strategy,
+                           out_dir;  // out: "" = the run's, else kfoundry-out
   std::string rules_dir;
+  std::string task_dir;  // the task's folder, stored with the run so a resume finds it
   int budget = 60, tune_budget = 4, top = 3, repeats = 3, in_flight = 1, build_jobs = 0;
   double seconds = 0, proposer_timeout_s = 300;
   unsigned long long seed = 1;

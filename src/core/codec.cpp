@@ -1,5 +1,6 @@
 #include "core/codec.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -17,6 +18,17 @@ nlohmann::json Optional(const std::optional<double>& v) {
 std::optional<double> OptionalFrom(const nlohmann::json& j, const char* key) {
   if (!j.contains(key) || j[key].is_null()) return std::nullopt;
   return j[key].get<double>();
+}
+
+// A comparison figure, or null when no comparison happened.
+template <typename T>
+nlohmann::json Compared(const Evaluation& ev, T value) {
+  return ev.compared ? nlohmann::json(value) : nlohmann::json(nullptr);
+}
+
+template <typename T>
+T NumberOr(const nlohmann::json& j, const char* key, T fallback) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<T>() : fallback;
 }
 
 nlohmann::json TimingJson(const std::optional<TimingStats>& t) {
@@ -53,7 +65,16 @@ std::string_view RoleName(ArgRole r) {
 nlohmann::json SizeSetsJson(const std::vector<SizeSet>& sets) {
   nlohmann::json out = nlohmann::json::array();
   for (const SizeSet& s : sets) {
-    out.push_back({{"name", s.name}, {"device_class", s.device_class}, {"sizes", s.sizes}});
+    // Sizes are whole numbers (B: 8, not 8.0); a set's settings may not be (eps: 1e-05).
+    nlohmann::json sizes = nlohmann::json::object();
+    for (const auto& [name, value] : s.sizes) {
+      if (value == std::floor(value) && std::abs(value) < 9e15) {
+        sizes[name] = static_cast<long long>(value);
+      } else {
+        sizes[name] = value;
+      }
+    }
+    out.push_back({{"name", s.name}, {"device_class", s.device_class}, {"sizes", sizes}});
   }
   return out;
 }
@@ -95,10 +116,10 @@ nlohmann::json EvaluationToJson(const Evaluation& ev) {
       {"time_ms", TimingJson(ev.time)},
       {"baseline_time_ms", TimingJson(ev.baseline_time)},
       {"speedup", Optional(ev.speedup)},
-      {"max_abs_err", ev.max_abs_err},
-      {"max_rel_err", ev.max_rel_err},
-      {"bad_ratio", ev.bad_ratio},
-      {"nan_count", ev.nan_count},
+      {"max_abs_err", Compared(ev, ev.max_abs_err)},
+      {"max_rel_err", Compared(ev, ev.max_rel_err)},
+      {"bad_ratio", Compared(ev, ev.bad_ratio)},
+      {"nan_count", Compared(ev, ev.nan_count)},
       {"bandwidth_gbs", Optional(ev.bandwidth_gbs)},
       {"roofline_fraction", Optional(ev.roofline_fraction)},
       {"descriptor",
@@ -123,10 +144,15 @@ Evaluation EvaluationFromJson(const nlohmann::json& j) {
   ev.time = TimingFrom(j.value("time_ms", nlohmann::json()));
   ev.baseline_time = TimingFrom(j.value("baseline_time_ms", nlohmann::json()));
   ev.speedup = OptionalFrom(j, "speedup");
-  ev.max_abs_err = j.value("max_abs_err", 0.0);
-  ev.max_rel_err = j.value("max_rel_err", 0.0);
-  ev.bad_ratio = j.value("bad_ratio", 0.0);
-  ev.nan_count = j.value("nan_count", 0LL);
+  // Stored before the figures could be absent, an evaluation has numbers (0 where nothing was
+  // compared): it loads as compared.
+  ev.compared = j.contains("max_abs_err") && j["max_abs_err"].is_number();
+  if (ev.compared) {
+    ev.max_abs_err = j["max_abs_err"].get<double>();
+    ev.max_rel_err = NumberOr(j, "max_rel_err", 0.0);
+    ev.bad_ratio = NumberOr(j, "bad_ratio", 0.0);
+    ev.nan_count = NumberOr(j, "nan_count", 0LL);
+  }
   ev.bandwidth_gbs = OptionalFrom(j, "bandwidth_gbs");
   ev.roofline_fraction = OptionalFrom(j, "roofline_fraction");
   ev.compile_log = j.value("compile_log", "");

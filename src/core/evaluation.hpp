@@ -37,10 +37,14 @@ struct Evaluation {
   std::string reason;  // why, for every status but ok
   std::string device;
   Config config;
-  std::string bench_sizes;  // name of the size set timed
+  // The size set timed; for a crash or time-out, the size set it happened at.
+  std::string bench_sizes;
   std::optional<TimingStats> time;
   std::optional<TimingStats> baseline_time;
   std::optional<double> speedup;
+  // Comparison figures, meaningful only when `compared` (an output was compared with the
+  // reference's); a kernel that failed before that has none (JSON null, "not reached").
+  bool compared = false;
   double max_abs_err = 0, max_rel_err = 0, bad_ratio = 0;
   long long nan_count = 0;
   std::optional<double> bandwidth_gbs;
@@ -48,8 +52,9 @@ struct Evaluation {
   std::string compile_log;
   bool compile_cache_hit = false;  // the binary came from the compile cache
   std::vector<std::string> hints;
-  std::vector<unsigned long long> check_seeds;  // to reproduce the checks
-  std::vector<int> descriptor;                  // the behaviour cell, once compiled
+  // To reproduce the checks; for a crash or time-out during them, the last is the one it hit.
+  std::vector<unsigned long long> check_seeds;
+  std::vector<int> descriptor;  // the behaviour cell, once compiled
   // Wall time of each step in the executor: "load" (compile or load), "check", "time".
   std::map<std::string, double> phase_ms;
 };

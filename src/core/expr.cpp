@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <functional>
@@ -105,7 +106,19 @@ class Parser {
 
   int Column() const { return static_cast<int>(pos_ + 1); }
 
+  // Nesting is bounded: an annotation of 20,000 '(' (a proposer's or a fuzzer's) is an error,
+  // not a stack overflow.
+  struct Deeper {
+    explicit Deeper(const Parser& p) : parser(p) {
+      if (++parser.depth_ > kMaxDepth) parser.Fail("the expression is nested too deeply");
+    }
+    ~Deeper() { --parser.depth_; }
+    const Parser& parser;
+  };
+  static constexpr int kMaxDepth = 200;
+
   NodePtr ParseTernary() {
+    Deeper deeper(*this);
     NodePtr cond = ParseOr();
     int column = Column();
     if (Accept("?")) {
@@ -212,6 +225,7 @@ class Parser {
   }
 
   NodePtr ParseUnary() {
+    Deeper deeper(*this);
     int column = Column();
     if (Accept("-")) return Make(Op::kNeg, column, {ParseUnary()});
     if (Accept("+")) return ParseUnary();
@@ -237,7 +251,7 @@ class Parser {
     }
     if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
       char* end = nullptr;
-      std::string copy(text_.substr(pos_));
+      std::string copy(text_.substr(pos_, 64));  // a number's text, not the rest of the line
       double value = std::strtod(copy.c_str(), &end);
       size_t used = static_cast<size_t>(end - copy.c_str());
       if (used == 0) Fail("malformed number");
@@ -285,6 +299,7 @@ class Parser {
   }
 
   std::string_view text_;
+  mutable int depth_ = 0;
   size_t pos_ = 0;
 };
 
@@ -410,6 +425,15 @@ double EvalNode(const ExprNode& node, const Env& env, const std::string& text) {
   return 0.0;
 }
 
+const ExprNode* FirstUnknown(const ExprNode& node, const std::vector<std::string>& known) {
+  if (node.op == Op::kVariable && std::find(known.begin(), known.end(), node.name) == known.end())
+    return &node;
+  for (const auto& k : node.kids) {
+    if (const ExprNode* unknown = FirstUnknown(*k, known)) return unknown;
+  }
+  return nullptr;
+}
+
 void CollectVariables(const ExprNode& node, std::vector<std::string>& out) {
   if (node.op == Op::kVariable) {
     bool seen = false;
@@ -448,6 +472,12 @@ int64_t Expr::EvalInt(const Env& env) const {
         fmt::format("'{}' = {} is not an integer (use // for integer division)", text_, v), 0);
   }
   return static_cast<int64_t>(v);
+}
+
+void Expr::RequireNames(const std::vector<std::string>& known) const {
+  if (!root_) return;
+  if (const ExprNode* unknown = FirstUnknown(*root_, known))
+    EvalFail(*unknown, text_, fmt::format("unknown name '{}'", unknown->name));
 }
 
 std::vector<std::string> Expr::Variables() const {

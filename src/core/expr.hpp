@@ -61,6 +61,9 @@ class Expr {
   const std::string& text() const { return text_; }
   // Names the expression reads, excluding function names.
   std::vector<std::string> Variables() const;
+  // Throws ExprError ("unknown name 'X' at column C of '...'", as Eval would) for the first name
+  // the expression reads that `known` lacks.
+  void RequireNames(const std::vector<std::string>& known) const;
 
  private:
   std::string text_;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <sstream>
@@ -71,15 +72,18 @@ class AnnotationParser {
       if (!IsIdentifier(body)) Fail("expected an entry-point name, got '" + body + "'");
       if (!k_.entry.empty()) Fail("entry point declared twice");
       k_.entry = body;
+      k_.entry_line = line_no;
     } else if (directive == "grid" || directive == "block") {
       auto& dims = directive == "grid" ? k_.grid : k_.block;
       if (!dims.empty()) Fail("declared twice");
       for (const std::string& part : SplitTopLevel(body)) dims.push_back(ParseExpr(part));
       if (dims.empty() || dims.size() > 3) Fail("expected 1 to 3 comma-separated expressions");
+      (directive == "grid" ? k_.grid_line : k_.block_line) = line_no;
     } else if (directive == "param") {
       ParseParam(body);
     } else if (directive == "constraint") {
       k_.constraints.push_back(ParseExpr(body));
+      k_.constraint_lines.push_back(line_no);
     } else {
       Fail("unknown annotation (expected @kernel, @grid, @block, @param or @constraint)");
     }
@@ -127,8 +131,14 @@ class AnnotationParser {
         Fail("range() bounds must be integers");
       }
       if (step <= 0 || b <= a) Fail("range() must be non-empty with a positive step");
-      if ((b - a) / step > 1000000) Fail("range() too large to list (over 10^6 values)");
-      for (long long v = a; v < b; v += step) p.values.push_back(std::to_string(v));
+      // In unsigned arithmetic: the span of two 64-bit bounds may not fit in a signed one.
+      auto span = static_cast<unsigned long long>(b) - static_cast<unsigned long long>(a);
+      auto ustep = static_cast<unsigned long long>(step);
+      if (span / ustep > 1000000) Fail("range() too large to list (over 10^6 values)");
+      unsigned long long count = span / ustep + (span % ustep != 0);
+      for (unsigned long long k = 0; k < count; ++k)
+        p.values.push_back(
+            std::to_string(static_cast<long long>(static_cast<unsigned long long>(a) + k * ustep)));
     } else if (values_text.size() >= 2 && values_text.front() == '[' && values_text.back() == ']') {
       for (const std::string& v : SplitTopLevel(values_text.substr(1, values_text.size() - 2))) {
         if (v.empty()) Fail("empty value in list");
@@ -156,23 +166,45 @@ class AnnotationParser {
   std::string directive_;
 };
 
-// The last identifier of each of the entry point's parameters.
-std::vector<std::string> EntryArgNames(const std::string& source, const std::string& entry) {
-  std::optional<std::pair<size_t, size_t>> list = EntryParamList(source, entry);
-  if (!list) return {};
-  std::vector<std::string> names;
-  for (const std::string& param :
-       SplitTopLevel(std::string_view(source).substr(list->first, list->second - list->first))) {
-    size_t e = param.size();
-    while (e > 0 &&
-           !(std::isalnum(static_cast<unsigned char>(param[e - 1])) || param[e - 1] == '_'))
-      --e;
+// The 1-based line of `offset` in `source`.
+int LineAt(const std::string& source, size_t offset) {
+  return 1 + static_cast<int>(std::count(source.begin(), source.begin() + offset, '\n'));
+}
+
+bool IsWordChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+// The entry point's definition line, and the last identifier of each of its parameters with
+// its line.
+void FindEntryArgs(Kernel& k) {
+  std::optional<std::pair<size_t, size_t>> list = EntryParamList(k.source, k.entry);
+  if (!list) return;
+  k.definition_line = LineAt(k.source, list->first);
+  // Each top-level comma ends a parameter; its name is the last identifier before it.
+  auto add_name = [&](size_t end) {
+    size_t e = end;
+    while (e > list->first && !IsWordChar(k.source[e - 1])) --e;
     size_t b = e;
-    while (b > 0 && (std::isalnum(static_cast<unsigned char>(param[b - 1])) || param[b - 1] == '_'))
-      --b;
-    if (e > b) names.push_back(param.substr(b, e - b));
+    while (b > list->first && IsWordChar(k.source[b - 1])) --b;
+    if (e == b) return;
+    k.arg_names.push_back(k.source.substr(b, e - b));
+    k.arg_lines.push_back(LineAt(k.source, b));
+  };
+  int depth = 0;
+  for (size_t i = list->first; i < list->second; ++i) {
+    char c = k.source[i];
+    if (c == '(' || c == '[' || c == '<') ++depth;
+    if (c == ')' || c == ']' || c == '>') --depth;
+    if (c == ',' && depth == 0) add_name(i);
   }
-  return names;
+  add_name(list->second);
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "(none)" : out;
 }
 
 }  // namespace
@@ -243,10 +275,60 @@ Kernel ParseKernel(const std::string& path, std::string source) {
   if (k.grid.empty()) throw InputError(path, 0, "@grid", "no '// @grid ...' launch rule");
   if (k.block.empty()) throw InputError(path, 0, "@block", "no '// @block ...' launch rule");
   if (k.grid.size() != k.block.size()) {
-    throw InputError(path, 0, "@grid", "grid and block must have the same number of dimensions");
+    throw InputError(path, k.grid_line, "@grid",
+                     "grid and block must have the same number of dimensions");
   }
-  k.arg_names = EntryArgNames(k.source, k.entry);
+  FindEntryArgs(k);
   return k;
+}
+
+void CheckEntryArgs(const Kernel& kernel, const std::vector<std::string>& args,
+                    const std::string& owner) {
+  const std::string field = "entry point " + kernel.entry;
+  if (kernel.definition_line == 0) {
+    throw InputError(kernel.path, kernel.entry_line, field,
+                     "no kernel definition named '" + kernel.entry + "' was found");
+  }
+  if (kernel.arg_names.size() != args.size()) {
+    throw InputError(kernel.path, kernel.definition_line, field,
+                     fmt::format("takes {} arguments; {} passes {}", kernel.arg_names.size(), owner,
+                                 args.size()));
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& want = args[i];
+    const std::string& got = kernel.arg_names[i];
+    bool ok = got == want || (got.size() > want.size() && got.compare(0, want.size(), want) == 0 &&
+                              got[want.size()] == '_');
+    if (!ok) {
+      throw InputError(
+          kernel.path, kernel.arg_lines[i], field,
+          fmt::format("argument {} is '{}'; the task passes '{}' there", i + 1, got, want));
+    }
+  }
+}
+
+void CheckKernelNames(const Kernel& kernel, const std::vector<std::string>& sizes,
+                      const std::vector<std::string>& constraint_extras) {
+  std::vector<std::string> known = sizes;
+  for (const ParamSpec& p : kernel.params) known.push_back(p.name);
+  auto check = [&](const Expr& e, const std::vector<std::string>& names, int line,
+                   const char* field, const std::string& which) {
+    try {
+      e.RequireNames(names);
+    } catch (const ExprError& error) {
+      throw InputError(kernel.path, line, field,
+                       fmt::format("{}; {} may read {}", error.what(), which, JoinNames(names)));
+    }
+  };
+  for (const Expr& e : kernel.grid) check(e, known, kernel.grid_line, "@grid", "a launch rule");
+  for (const Expr& e : kernel.block) check(e, known, kernel.block_line, "@block", "a launch rule");
+  std::vector<std::string> constraint_names = known;
+  constraint_names.insert(constraint_names.end(), constraint_extras.begin(),
+                          constraint_extras.end());
+  for (size_t i = 0; i < kernel.constraints.size(); ++i) {
+    check(kernel.constraints[i], constraint_names, kernel.constraint_lines[i], "@constraint",
+          "a constraint");
+  }
 }
 
 Kernel LoadKernelFile(const std::string& path) {

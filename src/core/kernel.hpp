@@ -49,6 +49,11 @@ struct Kernel {
   std::vector<ParamSpec> params;
   std::vector<Expr> constraints;
   std::vector<std::string> arg_names;  // parameter names of the entry point, in order
+  // Lines (1-based; 0 = none) of the annotations and of the entry point in the source, for
+  // messages: @kernel, @grid, @block, each @constraint, the entry point's definition, and each of
+  // its parameters.
+  int entry_line = 0, grid_line = 0, block_line = 0, definition_line = 0;
+  std::vector<int> constraint_lines, arg_lines;
 
   // The default configuration overridden by `overrides`; throws InputError for an unknown name or a
   // value outside the declared set.
@@ -63,6 +68,17 @@ Kernel ParseKernel(const std::string& path, std::string source);
 std::optional<std::pair<size_t, size_t>> EntryParamList(const std::string& source,
                                                         const std::string& entry);
 Kernel LoadKernelFile(const std::string& path);
+
+// Checks that the entry point is defined and takes `args` in order (a name may carry a suffix
+// after '_': cos_t for cos); `owner` names who passes them ("task 'rope'"). Throws InputError at
+// the @kernel line (no such definition) or the entry point's line (wrong arguments).
+void CheckEntryArgs(const Kernel& kernel, const std::vector<std::string>& args,
+                    const std::string& owner);
+// Checks that every name the launch rule reads is one of `sizes` or the kernel's @param names,
+// and every name a constraint reads is one of those or of `constraint_extras` (device
+// properties). Throws InputError at the annotation's line, naming the names known.
+void CheckKernelNames(const Kernel& kernel, const std::vector<std::string>& sizes,
+                      const std::vector<std::string>& constraint_extras);
 
 // The source with the @param lines of `params` rewritten (matched by name to the kernel's own, in
 // place): `// @param NAME in [v1, v2, ...] default V`. Other lines are kept as they are.

@@ -2,7 +2,11 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <set>
 
 #include "core/input_error.hpp"
@@ -12,14 +16,130 @@ namespace kf {
 
 namespace {
 
+// Sizes and integer scalars stay below this, so a double holds them exactly (as Expr::EvalInt).
+constexpr double kMaxExactInteger = 9.0e15;
+// The expression parser recurses once per nesting level; a bound on the text bounds the depth.
+constexpr size_t kMaxExprLength = 1000;
+
+bool IsIdentifier(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+bool Contains(const std::vector<std::string>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// Edit distance with adjacent transpositions (optimal string alignment).
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// The known name closest to `name` (edit distance at most 2, or one a prefix of the other), or ""
+// when none is close.
+std::string ClosestName(std::string_view name, const std::vector<std::string>& known) {
+  constexpr size_t kLongest = 64;  // longer names are no misspelling of ours; skip the table
+  std::string best;
+  size_t best_distance = std::numeric_limits<size_t>::max();
+  if (name.empty() || name.size() > kLongest) return best;
+  for (const std::string& k : known) {
+    size_t distance = EditDistance(name, k);
+    bool prefix = k.starts_with(name) || name.starts_with(k);
+    if ((distance <= 2 || prefix) && distance < best_distance) {
+      best = k;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+// Why `v` cannot be passed as a scalar kernel argument of type `t`, or "" when it can.
+std::string ScalarProblem(double v, DType t) {
+  if (!std::isfinite(v)) return "is not a finite number";
+  bool integral = v == std::floor(v);
+  switch (t) {
+    case DType::kI32:
+      if (!integral) return "is not an integer (use // for integer division)";
+      if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
+        return "does not fit an i32";
+      return "";
+    case DType::kI64:
+      if (!integral) return "is not an integer (use // for integer division)";
+      if (std::fabs(v) > kMaxExactInteger) return "is beyond the i64 scalars taken (|v| <= 9e15)";
+      return "";
+    case DType::kF32:
+      if (std::fabs(v) > std::numeric_limits<float>::max()) return "does not fit an f32";
+      return "";
+    default: return "";
+  }
+}
+
+// The names expressions may read: the sizes (integers, the only names a shape may use) and the
+// settings (numbers), each with its default.
+struct Names {
+  std::vector<std::string> sizes;
+  std::vector<std::string> settings;
+  std::map<std::string, double> setting_defaults;
+
+  std::vector<std::string> All() const {
+    std::vector<std::string> all = sizes;
+    all.insert(all.end(), settings.begin(), settings.end());
+    return all;
+  }
+};
+
 class TaskReader {
  public:
   explicit TaskReader(std::string file) : file_(std::move(file)) {}
 
+  static int LineOf(const toml::node* node) {
+    return node ? static_cast<int>(node->source().begin.line) : 0;
+  }
+
   [[noreturn]] void Fail(const toml::node* node, const std::string& field,
                          const std::string& message) const {
-    int line = node ? static_cast<int>(node->source().begin.line) : 0;
-    throw InputError(file_, line, field, message);
+    throw InputError(file_, LineOf(node), field, message);
+  }
+
+  // Fails on the first (by line) key of `t` that is not one of `known`, suggesting a close one.
+  void CheckKeys(const toml::table& t, const std::vector<std::string>& known,
+                 const std::string& prefix) const {
+    std::optional<std::string> first;
+    int first_line = 0;
+    for (const auto& [k, v] : t) {
+      if (Contains(known, k.str())) continue;
+      int line = static_cast<int>(k.source().begin.line);
+      if (line == 0) line = LineOf(&v);
+      if (!first || line < first_line) {
+        first = std::string(k.str());
+        first_line = line;
+      }
+    }
+    if (!first) return;
+    std::string close = ClosestName(*first, known);
+    std::string message = "unknown key '" + *first + "'";
+    message += close.empty() ? " (the keys here: " + Joined(known) + ")"
+                             : "; did you mean '" + close + "'?";
+    throw InputError(file_, first_line, prefix + *first, message);
   }
 
   const toml::node* Require(const toml::table& t, const std::string& key,
@@ -40,13 +160,23 @@ class TaskReader {
     return std::string(n->as_string()->get());
   }
 
+  double NumberOf(const toml::node& n, const std::string& field) const {
+    double v = 0;
+    if (n.is_integer()) {
+      v = static_cast<double>(n.as_integer()->get());
+    } else if (n.is_floating_point()) {
+      v = n.as_floating_point()->get();
+    } else {
+      Fail(&n, field, "expected a number");
+    }
+    if (!std::isfinite(v)) Fail(&n, field, "expected a finite number");
+    return v;
+  }
+
   double Number(const toml::table& t, const std::string& key, const std::string& field,
                 double fallback) const {
     const toml::node* n = t.get(key);
-    if (!n) return fallback;
-    if (n->is_integer()) return static_cast<double>(n->as_integer()->get());
-    if (n->is_floating_point()) return n->as_floating_point()->get();
-    Fail(n, field, "expected a number");
+    return n ? NumberOf(*n, field) : fallback;
   }
 
   // An expression given as a string or a plain number.
@@ -56,11 +186,13 @@ class TaskReader {
       text = std::string(n->as_string()->get());
     } else if (n->is_integer()) {
       text = std::to_string(n->as_integer()->get());
-    } else if (n->is_floating_point()) {
+    } else if (n->is_floating_point() && std::isfinite(n->as_floating_point()->get())) {
       text = fmt::format("{}", n->as_floating_point()->get());
     } else {
-      Fail(n, field, "expected an expression (a string or a number)");
+      Fail(n, field, "expected an expression (a string or a finite number)");
     }
+    if (text.size() > kMaxExprLength)
+      Fail(n, field, fmt::format("longer than {} characters", kMaxExprLength));
     try {
       return Expr::Parse(text);
     } catch (const ExprError& e) {
@@ -69,18 +201,48 @@ class TaskReader {
   }
 
   // Checks that every name `e` reads is one of `allowed`.
-  void CheckNames(const Expr& e, const std::vector<std::string>& allowed, const toml::node* n,
-                  const std::string& field) const {
+  void CheckNames(const Expr& e, const std::vector<std::string>& allowed, const Names& names,
+                  const toml::node* n, const std::string& field) const {
     for (const std::string& v : e.Variables()) {
-      bool ok = false;
-      for (const auto& a : allowed) ok = ok || a == v;
-      if (!ok)
-        Fail(n, field, fmt::format("'{}' names '{}', which is not a declared size", e.text(), v));
+      if (Contains(allowed, v)) continue;
+      if (Contains(names.settings, v))
+        Fail(n, field, fmt::format("'{}' is a setting, not a size: shapes take sizes only", v));
+      Fail(n, field,
+           fmt::format("'{}' names '{}', which is not a declared size{}", e.text(), v,
+                       names.settings.empty() ? "" : " or setting"));
     }
   }
 
+ private:
   std::string file_;
 };
+
+Names ParseNames(const TaskReader& r, const toml::table& root) {
+  Names names;
+  const toml::node* sizes = r.Require(root, "sizes", "sizes");
+  if (!sizes->is_array() || sizes->as_array()->empty())
+    r.Fail(sizes, "sizes", "expected an array of size names");
+  for (const auto& s : *sizes->as_array()) {
+    if (!s.is_string()) r.Fail(&s, "sizes", "expected strings");
+    std::string name(s.as_string()->get());
+    if (!IsIdentifier(name))
+      r.Fail(&s, "sizes", "'" + name + "' is not a name (letters, digits and _)");
+    if (Contains(names.sizes, name)) r.Fail(&s, "sizes", "'" + name + "' declared twice");
+    names.sizes.push_back(name);
+  }
+  const toml::node* settings = root.get("settings");
+  if (!settings) return names;
+  const toml::table* t = settings->as_table();
+  if (!t) r.Fail(settings, "settings", "expected a table of name = default value");
+  for (const auto& [k, v] : *t) {
+    std::string name(k.str()), field = "settings." + name;
+    if (!IsIdentifier(name)) r.Fail(&v, field, "not a name (letters, digits and _)");
+    if (Contains(names.sizes, name)) r.Fail(&v, field, "already a size; a setting is another name");
+    names.settings.push_back(name);
+    names.setting_defaults[name] = r.NumberOf(v, field);
+  }
+  return names;
+}
 
 ArgRole ParseRole(const TaskReader& r, const toml::node* n, const std::string& field) {
   if (!n->is_string()) r.Fail(n, field, "expected \"in\", \"out\" or \"inout\"");
@@ -92,49 +254,89 @@ ArgRole ParseRole(const TaskReader& r, const toml::node* n, const std::string& f
 }
 
 InitSpec ParseInit(const TaskReader& r, const toml::node* n, const std::string& field,
-                   const std::vector<std::string>& size_names) {
+                   const Names& names) {
   InitSpec init;
-  if (!n) return init;  // standard normal
   const toml::table* t = n->as_table();
   if (!t) r.Fail(n, field, "expected a table such as { dist = \"normal\", mean = 0, std = 1 }");
+  // Keys of no generator first (a misspelled `dist` is not "missing"), then of another one.
+  r.CheckKeys(*t, {"dist", "mean", "std", "low", "high", "value", "index"}, field + ".");
   std::string dist = r.String(*t, "dist", field + ".dist");
   if (dist == "normal") {
+    r.CheckKeys(*t, {"dist", "mean", "std"}, field + ".");
     init.kind = InitSpec::Kind::kNormal;
     init.a = r.Number(*t, "mean", field + ".mean", 0.0);
     init.b = r.Number(*t, "std", field + ".std", 1.0);
     if (init.b <= 0) r.Fail(n, field + ".std", "must be positive");
   } else if (dist == "uniform") {
+    r.CheckKeys(*t, {"dist", "low", "high"}, field + ".");
     init.kind = InitSpec::Kind::kUniform;
     init.a = r.Number(*t, "low", field + ".low", -1.0);
     init.b = r.Number(*t, "high", field + ".high", 1.0);
     if (init.b <= init.a) r.Fail(n, field + ".high", "must be above low");
   } else if (dist == "constant") {
+    r.CheckKeys(*t, {"dist", "value"}, field + ".");
     init.kind = InitSpec::Kind::kConstant;
     init.a = r.Number(*t, "value", field + ".value", 0.0);
   } else if (dist == "formula") {
+    r.CheckKeys(*t, {"dist", "index", "value"}, field + ".");
     init.kind = InitSpec::Kind::kFormula;
     const toml::node* idx = r.Require(*t, "index", field + ".index");
     const toml::array* arr = idx->as_array();
     if (!arr) r.Fail(idx, field + ".index", "expected an array of index names, one per dimension");
+    std::vector<std::string> allowed = names.All();
     for (const auto& e : *arr) {
       if (!e.is_string()) r.Fail(&e, field + ".index", "expected strings");
-      init.index.emplace_back(e.as_string()->get());
+      std::string name(e.as_string()->get());
+      if (!IsIdentifier(name)) r.Fail(&e, field + ".index", "'" + name + "' is not a name");
+      if (Contains(allowed, name))
+        r.Fail(&e, field + ".index", "'" + name + "' hides a size, setting or another index");
+      allowed.push_back(name);
+      init.index.push_back(name);
     }
     const toml::node* v = r.Require(*t, "value", field + ".value");
     init.formula = r.ExprOf(v, field + ".value");
-    std::vector<std::string> allowed = size_names;
-    allowed.insert(allowed.end(), init.index.begin(), init.index.end());
-    r.CheckNames(init.formula, allowed, v, field + ".value");
+    r.CheckNames(init.formula, allowed, names, v, field + ".value");
   } else {
-    r.Fail(n, field + ".dist",
+    r.Fail(t->get("dist"), field + ".dist",
            "expected normal, uniform, constant or formula, got \"" + dist + "\"");
   }
   return init;
 }
 
+SizeSet ParseSizeSet(const TaskReader& r, const toml::table& t, const std::string& field,
+                     const Names& names, bool bench) {
+  std::vector<std::string> known = {"name"};
+  if (bench) known.push_back("device_class");
+  std::vector<std::string> all = names.All();
+  known.insert(known.end(), all.begin(), all.end());
+  r.CheckKeys(t, known, field + ".");
+  SizeSet set;
+  set.name = r.String(t, "name", field + ".name");
+  if (bench) {
+    set.device_class = r.String(t, "device_class", field + ".device_class", "");
+    const std::vector<std::string> classes = {"gpu", "cpu", "other"};
+    if (!set.device_class.empty() && !Contains(classes, set.device_class)) {
+      std::string close = ClosestName(set.device_class, classes);
+      r.Fail(t.get("device_class"), field + ".device_class",
+             "expected gpu, cpu or other, got \"" + set.device_class + "\"" +
+                 (close.empty() ? "" : "; did you mean '" + close + "'?"));
+    }
+  }
+  for (const auto& s : names.sizes) {
+    const toml::node* v = t.get(s);
+    if (!v) r.Fail(&t, field + "." + s, "missing (every size set gives every size)");
+    if (!v->is_integer() || v->as_integer()->get() <= 0 ||
+        static_cast<double>(v->as_integer()->get()) > kMaxExactInteger)
+      r.Fail(v, field + "." + s, "expected a positive integer (at most 9e15)");
+    set.sizes[s] = static_cast<double>(v->as_integer()->get());
+  }
+  for (const auto& [name, fallback] : names.setting_defaults)
+    set.sizes[name] = r.Number(t, name, field + "." + name, fallback);
+  return set;
+}
+
 std::vector<SizeSet> ParseSizeSets(const TaskReader& r, const toml::table& root,
-                                   const std::string& key,
-                                   const std::vector<std::string>& size_names, bool bench) {
+                                   const std::string& key, const Names& names, bool bench) {
   std::vector<SizeSet> sets;
   const toml::node* n = r.Require(root, key, key);
   const toml::array* arr = n->as_array();
@@ -143,26 +345,199 @@ std::vector<SizeSet> ParseSizeSets(const TaskReader& r, const toml::table& root,
     const toml::table* t = arr->get(i)->as_table();
     std::string field = fmt::format("{}[{}]", key, i);
     if (!t) r.Fail(arr->get(i), field, "expected a table");
-    SizeSet set;
-    set.name = r.String(*t, "name", field + ".name");
-    if (bench) set.device_class = r.String(*t, "device_class", field + ".device_class", "");
-    for (const auto& [k, v] : *t) {
-      std::string name(k.str());
-      if (name == "name" || name == "device_class") continue;
-      bool declared = false;
-      for (const auto& s : size_names) declared = declared || s == name;
-      if (!declared) r.Fail(&v, field + "." + name, "not a declared size (see `sizes`)");
-      if (!v.is_integer() || v.as_integer()->get() <= 0)
-        r.Fail(&v, field + "." + name, "expected a positive integer");
-      set.sizes[name] = v.as_integer()->get();
-    }
-    for (const auto& s : size_names) {
-      if (!set.sizes.count(s))
-        r.Fail(t, field + "." + s, "missing (every size set gives every size)");
+    SizeSet set = ParseSizeSet(r, *t, field, names, bench);
+    for (const SizeSet& other : sets) {
+      if (other.name == set.name)
+        r.Fail(t->get("name"), field + ".name", "a set named '" + set.name + "' comes before");
     }
     sets.push_back(std::move(set));
   }
   return sets;
+}
+
+// Buffer keys: shape, role, init (inputs); scalar keys: value. Keys of the other kind are errors.
+void ParseBuffer(const TaskReader& r, const toml::table& t, const std::string& field,
+                 const Names& names, ArgSpec& a) {
+  a.is_buffer = true;
+  const toml::node* shape = t.get("shape");
+  if (!shape->is_array() || shape->as_array()->empty())
+    r.Fail(shape, field + ".shape", "expected an array of dimension expressions");
+  for (const auto& d : *shape->as_array()) {
+    a.shape.push_back(r.ExprOf(&d, field + ".shape"));
+    r.CheckNames(a.shape.back(), names.sizes, names, &d, field + ".shape");
+  }
+  if (const toml::node* v = t.get("value"))
+    r.Fail(v, field + ".value", "a buffer has no value (a scalar is an argument without a shape)");
+  a.role = ParseRole(r, r.Require(t, "role", field + ".role"), field + ".role");
+  const toml::node* init = t.get("init");
+  if (a.role == ArgRole::kOut) {
+    if (init) r.Fail(init, field + ".init", "an output (role \"out\") has no generator");
+    return;
+  }
+  if (!init) {
+    r.Fail(&t, field + ".init",
+           "missing: an input (role \"in\" or \"inout\") needs a generator such as "
+           "init = { dist = \"normal\", mean = 0.0, std = 1.0 }");
+  }
+  a.init = ParseInit(r, init, field + ".init", names);
+  if (a.init.kind == InitSpec::Kind::kFormula && a.init.index.size() != a.shape.size())
+    r.Fail(init, field + ".init.index", "needs one index name per shape dimension");
+}
+
+void ParseScalar(const TaskReader& r, const toml::table& t, const std::string& field,
+                 const Names& names, ArgSpec& a) {
+  a.is_buffer = false;
+  for (const char* key : {"role", "init"}) {
+    if (const toml::node* n = t.get(key))
+      r.Fail(n, field + "." + key,
+             "a scalar (an argument without a shape) takes no " + std::string(key));
+  }
+  // The evaluator passes scalars as i32, i64, f32 or f64 (KernelArg): nothing 16 or 8 bits wide.
+  if (a.dtype == DType::kF16) {
+    r.Fail(t.get("type"), field + ".type",
+           "an f16 scalar cannot be a kernel argument: OpenCL 1.2 takes no half argument "
+           "(without cl_khr_fp16), and the evaluator passes scalars as i32, i64, f32 or f64 only; "
+           "declare it f32 and convert in the kernel");
+  }
+  if (a.dtype == DType::kU8) {
+    r.Fail(t.get("type"), field + ".type",
+           "a u8 scalar cannot be a kernel argument: the evaluator passes scalars as i32, i64, "
+           "f32 or f64 only (OpenCL would get 4 bytes for a 1-byte uchar); declare it i32");
+  }
+  const toml::node* v = t.get("value");
+  if (!v)
+    r.Fail(&t, field + ".value",
+           "a scalar argument needs a value expression (or give a shape to make it a buffer)");
+  a.value = r.ExprOf(v, field + ".value");
+  r.CheckNames(a.value, names.All(), names, v, field + ".value");
+}
+
+ArgSpec ParseArg(const TaskReader& r, const toml::table& t, size_t i, const Names& names) {
+  ArgSpec a;
+  a.line = TaskReader::LineOf(&t);
+  std::string field = fmt::format("args[{}]", i);
+  if (const toml::node* n = t.get("name"); n && n->is_string())
+    field = "args." + std::string(n->as_string()->get());
+  r.CheckKeys(t, {"name", "type", "shape", "role", "init", "value"}, field + ".");
+  a.name = r.String(t, "name", field + ".name");
+  if (!IsIdentifier(a.name))
+    r.Fail(t.get("name"), field + ".name",
+           "expected the kernel parameter's name (letters, digits, _)");
+  std::string type = r.String(t, "type", field + ".type");
+  std::optional<DType> dtype = ParseDType(type);
+  if (!dtype)
+    r.Fail(t.get("type"), field + ".type",
+           "unknown type '" + type + "' (f16, f32, f64, i32, i64, u8)");
+  a.dtype = *dtype;
+  if (t.get("shape")) {
+    ParseBuffer(r, t, field, names, a);
+  } else {
+    ParseScalar(r, t, field, names, a);
+  }
+  return a;
+}
+
+// Every shape must be positive integers, and every scalar a value its type holds, at every set.
+void CheckArgAtSets(const TaskReader& r, const toml::table& t, const ArgSpec& a,
+                    const std::vector<const SizeSet*>& sets) {
+  const std::string field = "args." + a.name + (a.is_buffer ? ".shape" : ".value");
+  const toml::node* n = t.get(a.is_buffer ? "shape" : "value");
+  for (const SizeSet* set : sets) {
+    Env env = SizesEnv(set->sizes);
+    try {
+      if (a.is_buffer) {
+        ElementCount(a, env);
+        continue;
+      }
+      double v = a.value.Eval(env);
+      if (std::string problem = ScalarProblem(v, a.dtype); !problem.empty()) {
+        r.Fail(n, field,
+               fmt::format("at size set '{}': '{}' = {} {}, and {} is an {} argument", set->name,
+                           a.value.text(), v, problem, a.name, DTypeName(a.dtype)));
+      }
+    } catch (const ExprError& e) {
+      r.Fail(n, field, fmt::format("at size set '{}': {}", set->name, e.what()));
+    }
+  }
+}
+
+std::vector<ArgSpec> ParseArgs(const TaskReader& r, const toml::table& root, const Names& names,
+                               const std::vector<const SizeSet*>& sets) {
+  const toml::node* args = r.Require(root, "args", "args");
+  const toml::array* arr = args->as_array();
+  if (!arr || arr->empty()) r.Fail(args, "args", "expected one or more [[args]] tables");
+  std::vector<ArgSpec> out;
+  std::set<std::string> seen;
+  bool any_output = false;
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const toml::table* t = arr->get(i)->as_table();
+    if (!t) r.Fail(arr->get(i), fmt::format("args[{}]", i), "expected a table");
+    ArgSpec a = ParseArg(r, *t, i, names);
+    if (!seen.insert(a.name).second) r.Fail(t, "args." + a.name, "argument declared twice");
+    CheckArgAtSets(r, *t, a, sets);
+    any_output = any_output || (a.is_buffer && a.role != ArgRole::kIn);
+    out.push_back(std::move(a));
+  }
+  if (!any_output) r.Fail(args, "args", "no argument has role \"out\" or \"inout\"");
+  return out;
+}
+
+Tolerance ParseTolerance(const TaskReader& r, const toml::table& root) {
+  Tolerance tol;
+  const toml::node* n = root.get("tolerance");
+  if (!n) return tol;
+  const toml::table* t = n->as_table();
+  if (!t) r.Fail(n, "tolerance", "expected a table");
+  r.CheckKeys(*t, {"atol", "rtol", "max_bad_ratio"}, "tolerance.");
+  tol.atol = r.Number(*t, "atol", "tolerance.atol", tol.atol);
+  tol.rtol = r.Number(*t, "rtol", "tolerance.rtol", tol.rtol);
+  tol.max_bad_ratio = r.Number(*t, "max_bad_ratio", "tolerance.max_bad_ratio", 0.0);
+  if (tol.atol < 0) r.Fail(t->get("atol"), "tolerance.atol", "must be non-negative");
+  if (tol.rtol < 0) r.Fail(t->get("rtol"), "tolerance.rtol", "must be non-negative");
+  if (tol.max_bad_ratio < 0 || tol.max_bad_ratio > 1)
+    r.Fail(t->get("max_bad_ratio"), "tolerance.max_bad_ratio", "must be between 0 and 1");
+  return tol;
+}
+
+// A cost formula: over sizes and settings, a non-negative number at every set.
+Expr ParseCostFormula(const TaskReader& r, const toml::node* n, const std::string& field,
+                      const Names& names, const std::vector<const SizeSet*>& sets) {
+  Expr e = r.ExprOf(n, field);
+  r.CheckNames(e, names.All(), names, n, field);
+  for (const SizeSet* set : sets) {
+    try {
+      double v = e.Eval(SizesEnv(set->sizes));
+      if (!std::isfinite(v) || v < 0)
+        r.Fail(n, field,
+               fmt::format("at size set '{}': '{}' = {}, not a non-negative number", set->name,
+                           e.text(), v));
+    } catch (const ExprError& err) {
+      r.Fail(n, field, fmt::format("at size set '{}': {}", set->name, err.what()));
+    }
+  }
+  return e;
+}
+
+// A kernel file named in [kernels]: a regular file inside the task folder.
+std::string KernelFile(const TaskReader& r, const toml::node& v, const std::string& field,
+                       const std::string& dir) {
+  if (!v.is_string()) r.Fail(&v, field, "expected a file name");
+  std::string file(v.as_string()->get());
+  if (file.empty() || file.find('\0') != std::string::npos)
+    r.Fail(&v, field, "expected a file name");
+  std::error_code ec;
+  std::filesystem::file_status st = std::filesystem::status(dir + "/" + file, ec);
+  if (ec || !std::filesystem::exists(st))
+    r.Fail(&v, field, "file '" + file + "' does not exist in " + dir);
+  if (!std::filesystem::is_regular_file(st))
+    r.Fail(&v, field, "'" + file + "' in " + dir + " is not a regular file");
+  return file;
+}
+
+const std::vector<std::string> kLanguageNames = {"cuda", "opencl"};
+
+Language LanguageOf(std::string_view name) {
+  return name == "cuda" ? Language::kCuda : Language::kOpenCL;
 }
 
 std::map<Language, std::string> ParseKernelFiles(const TaskReader& r, const toml::table& kernels,
@@ -172,37 +547,98 @@ std::map<Language, std::string> ParseKernelFiles(const TaskReader& r, const toml
   const toml::table* t = n->as_table();
   if (!t)
     r.Fail(n, "kernels." + key, "expected a table such as { cuda = \"x.cu\", opencl = \"x.cl\" }");
-  for (const auto& [k, v] : *t) {
-    std::string lang(k.str());
-    std::string field = "kernels." + key + "." + lang;
-    Language language;
-    if (lang == "cuda") {
-      language = Language::kCuda;
-    } else if (lang == "opencl") {
-      language = Language::kOpenCL;
-    } else {
-      r.Fail(&v, field, "expected a language: cuda or opencl");
-    }
-    if (!v.is_string()) r.Fail(&v, field, "expected a file name");
-    std::string file(v.as_string()->get());
-    if (!std::filesystem::exists(dir + "/" + file))
-      r.Fail(&v, field, "file '" + file + "' does not exist in " + dir);
-    out[language] = file;
-  }
+  r.CheckKeys(*t, kLanguageNames, "kernels." + key + ".");
+  for (const auto& [k, v] : *t)
+    out[LanguageOf(k.str())] = KernelFile(r, v, "kernels." + key + "." + std::string(k.str()), dir);
   return out;
+}
+
+void ParseKernels(const TaskReader& r, const toml::table& root, Task& task) {
+  const toml::node* kernels = r.Require(root, "kernels", "kernels");
+  const toml::table* kt = kernels->as_table();
+  if (!kt) r.Fail(kernels, "kernels", "expected a table");
+  r.CheckKeys(*kt, {"reference", "baseline", "templates"}, "kernels.");
+  task.reference = ParseKernelFiles(r, *kt, "reference", task.dir);
+  task.baseline = ParseKernelFiles(r, *kt, "baseline", task.dir);
+  if (const toml::node* tn = kt->get("templates")) {
+    const toml::table* tt = tn->as_table();
+    if (!tt) r.Fail(tn, "kernels.templates", "expected a table of language = [files]");
+    r.CheckKeys(*tt, kLanguageNames, "kernels.templates.");
+    for (const auto& [k, v] : *tt) {
+      std::string field = "kernels.templates." + std::string(k.str());
+      if (!v.is_array()) r.Fail(&v, field, "expected an array of file names");
+      for (const auto& f : *v.as_array())
+        task.templates[LanguageOf(k.str())].push_back(KernelFile(r, f, field, task.dir));
+    }
+  }
+  if (task.Languages().empty())
+    r.Fail(kernels, "kernels", "no language has both a reference and a baseline");
+}
+
+Task TaskFromTable(const toml::table& root, const std::string& dir, const std::string& file) {
+  TaskReader r(file);
+  r.CheckKeys(root,
+              {"name", "op_class", "description", "sizes", "settings", "args", "check", "bench",
+               "tolerance", "cost", "kernels"},
+              "");
+  Task task;
+  task.dir = dir;
+  task.name = r.String(root, "name", "name");
+  task.op_class = r.String(root, "op_class", "op_class");
+  task.description = r.String(root, "description", "description", "");
+
+  Names names = ParseNames(r, root);
+  task.size_names = names.sizes;
+  task.settings = names.setting_defaults;
+  task.check_sizes = ParseSizeSets(r, root, "check", names, false);
+  task.bench_sizes = ParseSizeSets(r, root, "bench", names, true);
+  std::vector<const SizeSet*> sets;
+  for (const auto* list : {&task.check_sizes, &task.bench_sizes}) {
+    for (const SizeSet& s : *list) sets.push_back(&s);
+  }
+  task.args = ParseArgs(r, root, names, sets);
+  task.tolerance = ParseTolerance(r, root);
+
+  const toml::node* cost = r.Require(root, "cost", "cost");
+  const toml::table* ct = cost->as_table();
+  if (!ct) r.Fail(cost, "cost", "expected a table with min_bytes (and optionally flops)");
+  r.CheckKeys(*ct, {"min_bytes", "flops"}, "cost.");
+  task.min_bytes = ParseCostFormula(r, r.Require(*ct, "min_bytes", "cost.min_bytes"),
+                                    "cost.min_bytes", names, sets);
+  if (const toml::node* fl = ct->get("flops"))
+    task.flops = ParseCostFormula(r, fl, "cost.flops", names, sets);
+
+  ParseKernels(r, root, task);
+  return task;
+}
+
+std::string NormalizedDir(const std::string& dir_in) {
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(dir_in, ec);
+  std::string dir = (ec ? std::filesystem::path(dir_in) : abs).lexically_normal().string();
+  if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
 }
 
 }  // namespace
 
 Env SizesEnv(const Sizes& sizes) {
   Env env;
-  for (const auto& [k, v] : sizes) env.Set(k, static_cast<double>(v));
+  for (const auto& [k, v] : sizes) env.Set(k, v);
   return env;
 }
 
 int64_t ElementCount(const ArgSpec& arg, const Env& sizes_env) {
+  // At most 2^56 elements, so the byte count of any element type fits an int64.
+  constexpr int64_t kMaxElements = int64_t{1} << 56;
   int64_t n = 1;
-  for (const Expr& dim : arg.shape) n *= dim.EvalInt(sizes_env);
+  for (const Expr& dim : arg.shape) {
+    int64_t d = dim.EvalInt(sizes_env);
+    if (d <= 0)
+      throw ExprError(fmt::format("dimension '{}' is {}, not positive", dim.text(), d), 0);
+    if (n > kMaxElements / d) throw ExprError("the buffer is too large (over 2^56 elements)", 0);
+    n *= d;
+  }
   return n;
 }
 
@@ -234,165 +670,31 @@ std::vector<Language> Task::Languages() const {
 }
 
 Task LoadTask(const std::string& dir_in) {
-  std::string dir = std::filesystem::absolute(dir_in).lexically_normal().string();
-  if (!dir.empty() && dir.back() == '/') dir.pop_back();
+  std::string dir = NormalizedDir(dir_in);
   std::string file = dir + "/task.toml";
-  if (!std::filesystem::exists(file))
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec))
     throw InputError(file, 0, "file", "no task.toml in this folder");
-  toml::table root = ReadTomlFile(file);
-  TaskReader r(file);
-  Task task;
-  task.dir = dir;
-  task.name = r.String(root, "name", "name");
-  task.op_class = r.String(root, "op_class", "op_class");
-  task.description = r.String(root, "description", "description", "");
+  return TaskFromTable(ReadTomlFile(file), dir, file);
+}
 
-  const toml::node* sizes = r.Require(root, "sizes", "sizes");
-  if (!sizes->is_array() || sizes->as_array()->empty())
-    r.Fail(sizes, "sizes", "expected an array of size names");
-  for (const auto& s : *sizes->as_array()) {
-    if (!s.is_string()) r.Fail(&s, "sizes", "expected strings");
-    task.size_names.emplace_back(s.as_string()->get());
+Task LoadTaskFromText(const std::string& dir_in, std::string_view text) {
+  std::string dir = NormalizedDir(dir_in);
+  std::string file = dir + "/task.toml";
+  toml::table root;
+  try {
+    root = toml::parse(text, file);
+  } catch (const toml::parse_error& e) {
+    throw InputError(file, static_cast<int>(e.source().begin.line), "syntax",
+                     std::string(e.description()));
   }
-
-  const toml::node* args = r.Require(root, "args", "args");
-  const toml::array* arr = args->as_array();
-  if (!arr || arr->empty()) r.Fail(args, "args", "expected one or more [[args]] tables");
-  std::set<std::string> arg_names;
-  bool any_output = false;
-  for (size_t i = 0; i < arr->size(); ++i) {
-    const toml::table* t = arr->get(i)->as_table();
-    std::string field = fmt::format("args[{}]", i);
-    if (!t) r.Fail(arr->get(i), field, "expected a table");
-    ArgSpec a;
-    a.line = static_cast<int>(t->source().begin.line);
-    a.name = r.String(*t, "name", field + ".name");
-    field = "args." + a.name;
-    if (!arg_names.insert(a.name).second) r.Fail(t, field, "argument declared twice");
-    std::string type = r.String(*t, "type", field + ".type");
-    std::optional<DType> dtype = ParseDType(type);
-    if (!dtype)
-      r.Fail(t->get("type"), field + ".type",
-             "unknown type '" + type + "' (f16, f32, f64, i32, i64, u8)");
-    a.dtype = *dtype;
-    if (const toml::node* shape = t->get("shape")) {
-      a.is_buffer = true;
-      if (!shape->is_array() || shape->as_array()->empty())
-        r.Fail(shape, field + ".shape", "expected an array of dimension expressions");
-      for (const auto& d : *shape->as_array()) {
-        a.shape.push_back(r.ExprOf(&d, field + ".shape"));
-        r.CheckNames(a.shape.back(), task.size_names, &d, field + ".shape");
-      }
-      a.role = ParseRole(r, r.Require(*t, "role", field + ".role"), field + ".role");
-      any_output = any_output || a.role != ArgRole::kIn;
-      if (a.role != ArgRole::kOut) {
-        a.init = ParseInit(r, t->get("init"), field + ".init", task.size_names);
-        if (a.init.kind == InitSpec::Kind::kFormula && a.init.index.size() != a.shape.size()) {
-          r.Fail(t->get("init"), field + ".init.index", "needs one index name per shape dimension");
-        }
-      }
-    } else {
-      a.is_buffer = false;
-      const toml::node* v = t->get("value");
-      if (!v)
-        r.Fail(t, field + ".value",
-               "a scalar argument needs a value expression (or give a shape to make it a buffer)");
-      a.value = r.ExprOf(v, field + ".value");
-      r.CheckNames(a.value, task.size_names, v, field + ".value");
-    }
-    task.args.push_back(std::move(a));
-  }
-  if (!any_output) r.Fail(args, "args", "no argument has role \"out\" or \"inout\"");
-
-  task.check_sizes = ParseSizeSets(r, root, "check", task.size_names, false);
-  task.bench_sizes = ParseSizeSets(r, root, "bench", task.size_names, true);
-  // Every shape must evaluate to a positive integer at every size set.
-  for (const auto* sets : {&task.check_sizes, &task.bench_sizes}) {
-    for (const SizeSet& set : *sets) {
-      Env env = SizesEnv(set.sizes);
-      for (const ArgSpec& a : task.args) {
-        try {
-          if (a.is_buffer && ElementCount(a, env) <= 0) throw ExprError("shape is empty", 0);
-          if (!a.is_buffer) a.value.Eval(env);
-        } catch (const ExprError& e) {
-          throw InputError(file, a.line, "args." + a.name,
-                           fmt::format("at size set '{}': {}", set.name, e.what()));
-        }
-      }
-    }
-  }
-
-  if (const toml::node* tol = root.get("tolerance")) {
-    const toml::table* t = tol->as_table();
-    if (!t) r.Fail(tol, "tolerance", "expected a table");
-    task.tolerance.atol = r.Number(*t, "atol", "tolerance.atol", task.tolerance.atol);
-    task.tolerance.rtol = r.Number(*t, "rtol", "tolerance.rtol", task.tolerance.rtol);
-    task.tolerance.max_bad_ratio = r.Number(*t, "max_bad_ratio", "tolerance.max_bad_ratio", 0.0);
-    if (task.tolerance.atol < 0 || task.tolerance.rtol < 0)
-      r.Fail(tol, "tolerance", "atol and rtol must be non-negative");
-  }
-
-  const toml::node* cost = r.Require(root, "cost", "cost");
-  const toml::table* ct = cost->as_table();
-  if (!ct) r.Fail(cost, "cost", "expected a table with min_bytes (and optionally flops)");
-  const toml::node* mb = r.Require(*ct, "min_bytes", "cost.min_bytes");
-  task.min_bytes = r.ExprOf(mb, "cost.min_bytes");
-  r.CheckNames(task.min_bytes, task.size_names, mb, "cost.min_bytes");
-  if (const toml::node* fl = ct->get("flops")) {
-    task.flops = r.ExprOf(fl, "cost.flops");
-    r.CheckNames(*task.flops, task.size_names, fl, "cost.flops");
-  }
-
-  const toml::node* kernels = r.Require(root, "kernels", "kernels");
-  const toml::table* kt = kernels->as_table();
-  if (!kt) r.Fail(kernels, "kernels", "expected a table");
-  task.reference = ParseKernelFiles(r, *kt, "reference", dir);
-  task.baseline = ParseKernelFiles(r, *kt, "baseline", dir);
-  if (const toml::node* tn = kt->get("templates")) {
-    const toml::table* tt = tn->as_table();
-    if (!tt) r.Fail(tn, "kernels.templates", "expected a table of language = [files]");
-    for (const auto& [k, v] : *tt) {
-      std::string lang(k.str());
-      Language language = lang == "cuda" ? Language::kCuda : Language::kOpenCL;
-      if (lang != "cuda" && lang != "opencl")
-        r.Fail(&v, "kernels.templates." + lang, "expected cuda or opencl");
-      if (!v.is_array()) r.Fail(&v, "kernels.templates." + lang, "expected an array of file names");
-      for (const auto& f : *v.as_array()) {
-        if (!f.is_string()) r.Fail(&f, "kernels.templates." + lang, "expected file names");
-        std::string name(f.as_string()->get());
-        if (!std::filesystem::exists(dir + "/" + name))
-          r.Fail(&f, "kernels.templates." + lang, "file '" + name + "' does not exist");
-        task.templates[language].push_back(name);
-      }
-    }
-  }
-  if (task.Languages().empty())
-    r.Fail(kernels, "kernels", "no language has both a reference and a baseline");
-  return task;
+  return TaskFromTable(root, dir, file);
 }
 
 void CheckKernelSignature(const Task& task, const Kernel& kernel) {
-  const std::string field = "entry point " + kernel.entry;
-  if (kernel.arg_names.empty()) {
-    throw InputError(kernel.path, 0, field,
-                     "no kernel definition named '" + kernel.entry + "' was found");
-  }
-  if (kernel.arg_names.size() != task.args.size()) {
-    throw InputError(kernel.path, 0, field,
-                     fmt::format("takes {} arguments; task '{}' passes {}", kernel.arg_names.size(),
-                                 task.name, task.args.size()));
-  }
-  for (size_t i = 0; i < task.args.size(); ++i) {
-    const std::string& want = task.args[i].name;
-    const std::string& got = kernel.arg_names[i];
-    bool ok = got == want || (got.size() > want.size() && got.compare(0, want.size(), want) == 0 &&
-                              got[want.size()] == '_');
-    if (!ok) {
-      throw InputError(
-          kernel.path, 0, field,
-          fmt::format("argument {} is '{}'; the task passes '{}' there", i + 1, got, want));
-    }
-  }
+  std::vector<std::string> names;
+  for (const ArgSpec& a : task.args) names.push_back(a.name);
+  CheckEntryArgs(kernel, names, "task '" + task.name + "'");
 }
 
 }  // namespace kf

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -33,16 +34,19 @@ struct ArgSpec {
   std::vector<Expr> shape;  // buffers
   ArgRole role = ArgRole::kIn;
   InitSpec init;  // inputs
-  Expr value;     // scalars: an expression over sizes
+  Expr value;     // scalars: an expression over sizes and settings
   int line = 0;
 };
 
-using Sizes = std::map<std::string, int64_t>;
+// A size set's values by name: every size (a positive integer, held exactly) and every setting
+// (any finite number: the set's own value or the task's default). SizesEnv binds them all, so
+// scalar values, input formulas, cost formulas and launch rules read settings like sizes.
+using Sizes = std::map<std::string, double>;
 
 struct SizeSet {
   std::string name;
-  std::string device_class;  // benchmark sets: "gpu", "cpu" or "" (any)
-  Sizes sizes;
+  std::string device_class;  // benchmark sets: "gpu", "cpu", "other" or "" (any)
+  Sizes sizes;               // sizes and settings
 };
 
 struct Tolerance {
@@ -57,6 +61,8 @@ struct Task {
   std::string op_class;
   std::string description;
   std::vector<std::string> size_names;
+  // Settings: name → default. Each size set's `sizes` holds the value that set runs with.
+  std::map<std::string, double> settings;
   std::vector<ArgSpec> args;
   std::vector<SizeSet> check_sizes;
   std::vector<SizeSet> bench_sizes;
@@ -75,10 +81,16 @@ struct Task {
 };
 
 Env SizesEnv(const Sizes& sizes);
+// The product of the shape's dimensions; throws ExprError when one is not a positive integer or
+// the product passes 2^56.
 int64_t ElementCount(const ArgSpec& arg, const Env& sizes_env);
 
-// Loads `dir/task.toml`; throws InputError naming the file, line and field on any defect.
+// Loads `dir/task.toml`; throws InputError naming the file, line and field on any defect (and
+// nothing else: unknown keys included, see docs/task-format.md).
 Task LoadTask(const std::string& dir);
+// The same for `text` given as the content of `dir/task.toml` (kernel files are still looked up
+// in `dir`); for tests and the fuzzer.
+Task LoadTaskFromText(const std::string& dir, std::string_view text);
 
 // Checks that a kernel's entry point takes the task's arguments, in order; a name may carry a
 // suffix after '_' (cos_t for cos). Throws InputError naming the kernel file.

@@ -55,6 +55,9 @@ Evaluator::Timing Evaluator::TimeLaunches(LoadedKernel* candidate, const Launch&
   double candidate_ms = 0;
   for (int done = 0; done < s.warmup_runs + s.max_runs;) {
     const int batch = std::min(kBatch, s.warmup_runs + s.max_runs - done);
+    // Said before the launches are enqueued: a device may start them at once.
+    Phase(EvalPhase::kLaunch, batch * (with_baseline ? 2 : 1),
+          candidate ? "candidate" : "baseline");
     int slot = 0;
     for (int j = 0; j < batch; ++j) {
       if (with_baseline) {  // the baseline first, so the last output is the candidate's
@@ -71,7 +74,6 @@ Evaluator::Timing Evaluator::TimeLaunches(LoadedKernel* candidate, const Launch&
         return t;
       }
     }
-    Phase(EvalPhase::kLaunch, batch * (with_baseline ? 2 : 1));
     DeviceStatus waited = device_.Synchronize();
     Phase(EvalPhase::kHost);
     if (!waited.ok()) {
@@ -137,10 +139,12 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
     for (int s = 0; s < settings.check_seeds; ++s) {
       uint64_t seed = FreshSeed();
       ev.check_seeds.push_back(seed);
-      std::string where = fmt::format("size set '{}', seed {}", set.name, seed);
+      At("check", set.name, seed);
+      const std::string where = Where(), launch_where = where + ", candidate launch";
       Must(ws.Draw(seed), "drawing inputs");
       Launch ref_launch = MakeLaunch(reference_->kernel, reference_->config, ws.env());
       ws.PrepareReference();
+      Phase(EvalPhase::kHost, 1, "reference");
       Must(device_.Enqueue(*reference_->loaded, ws.reference_args(), ref_launch),
            "the task's reference kernel");
       Launch launch;
@@ -148,17 +152,17 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
         launch = MakeLaunch(kernel, config, ws.env());
       } catch (const ExprError& e) {
         return Fail(ev, Status::kInvalidConfig,
-                    fmt::format("launch rule at {}: {}", where, e.what()));
+                    fmt::format("launch rule ({}): {}", where, e.what()));
       }
       auto run_candidate = [&]() {
         ws.PrepareCandidate();
-        Phase(EvalPhase::kLaunch);
+        Phase(EvalPhase::kLaunch, 1, "candidate");
         LaunchResult c = device_.Run(loaded, ws.candidate_args(), launch);
         Phase(EvalPhase::kHost);
         return c;
       };
       LaunchResult c = run_candidate();
-      if (!c.status.ok()) return LaunchFailed(ev, c.status.message(), launch, info, where);
+      if (!c.status.ok()) return LaunchFailed(ev, c.status.message(), launch, info, launch_where);
       LaunchInspection seen;
       Must(ws.Inspect(have_previous, task_.tolerance, &seen), "inspecting a launch");
       if (!seen.guard.empty()) return Fail(ev, Status::kIncorrect, seen.guard + " (" + where + ")");
@@ -180,8 +184,7 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
       RecordFigures(figures, ev);
       if (verdict) {
         bool previous = !seen.vs_previous.empty();
-        for (size_t o = 0; o < seen.vs_previous.size(); ++o) {
-          const Figures& p = seen.vs_previous[o];
+        for (const Figures& p : seen.vs_previous) {
           previous =
               previous && p.out_of_tol == 0 && p.bad_ratio() <= task_.tolerance.max_bad_ratio;
         }
@@ -197,7 +200,7 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
         ws.KeepOutputs();
         LaunchResult again = run_candidate();
         if (!again.status.ok())
-          return LaunchFailed(ev, again.status.message(), launch, info, where);
+          return LaunchFailed(ev, again.status.message(), launch, info, launch_where);
         Must(ws.Inspect(false, task_.tolerance, &seen), "inspecting a launch");
         if (!seen.guard.empty())
           return Fail(ev, Status::kIncorrect, seen.guard + " (" + where + ")");
@@ -222,19 +225,20 @@ bool Evaluator::TimeOnDevice(const Kernel& kernel, const Config& config, LoadedK
   const DeviceInfo& info = device_.info();
   DeviceWorkspace& ws = WorkspaceOn(bench, false);
   uint64_t seed = FreshSeed();
-  std::string where = fmt::format("timed launches at size set '{}', seed {}", bench.name, seed);
+  At("time", bench.name, seed);
+  const std::string where = Where();
   Must(ws.Draw(seed), "drawing inputs");
   Launch launch = MakeLaunch(kernel, config, ws.env());
   std::optional<TimingStats> baseline;
   if (!settings.interleave_baseline) baseline = ReusedBaseline(ws, settings);
   ws.PrepareReference();
+  Phase(EvalPhase::kHost, 1, "reference");
   Must(device_.Enqueue(*reference_->loaded, ws.reference_args(),
                        MakeLaunch(reference_->kernel, reference_->config, ws.env())),
        "the task's reference kernel");
   Timing t = TimeLaunches(&loaded, launch, ws, settings.interleave_baseline, settings);
-  if (!t.error.empty()) {
-    return LaunchFailed(ev, t.error, launch, info, where);
-  }
+  if (!t.error.empty())
+    return LaunchFailed(ev, t.error, launch, info, where + ", candidate launch");
   ev.time = Summarize(t.candidate);
   ev.baseline_time = baseline ? *baseline : Summarize(t.baseline);
   if (t.early) {

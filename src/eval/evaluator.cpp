@@ -8,12 +8,20 @@
 #include "eval/compare.hpp"
 #include "eval/device_tools.hpp"
 #include "eval/device_workspace.hpp"
-#include "eval/hints.hpp"
 #include "eval/precheck.hpp"
 #include "eval/verdict.hpp"
 #include "eval/workspace.hpp"
 
 namespace kf {
+
+std::string DescribePlace(const EvalPlace& place) {
+  std::string out = place.step == "time" ? "timing" : place.step;
+  if (!place.sizes.empty()) out += fmt::format(" at size set '{}'", place.sizes);
+  if (place.seed) out += fmt::format(", seed {}", *place.seed);
+  if (!place.launch.empty())
+    out += fmt::format("{}{} launch", out.empty() ? "" : ", ", place.launch);
+  return out;
+}
 
 Evaluator::~Evaluator() = default;
 
@@ -30,13 +38,14 @@ Evaluator::Evaluator(Device& device, const Task& task, const CompileCache& cache
     }
     auto p = std::make_unique<Prepared>();
     p->kernel = LoadKernelFile(task.PathOf(it->second));
-    CheckKernelSignature(task, p->kernel);
+    CheckKernelAgainstTask(task, p->kernel);
     p->config = p->kernel.ResolveConfig({});
     std::vector<std::pair<std::string, std::string>> defines(p->config.begin(), p->config.end());
     CompileResult c = CompileCached(device, cache, {p->kernel.source, p->kernel.entry, defines});
     if (!c.ok)
-      throw InputError(p->kernel.path, 0, role,
-                       "the task's own kernel does not compile:\n" + c.log);
+      throw InputError(
+          p->kernel.path, 0, role,
+          "the task's own kernel does not compile:\n" + CompileLogFor(c.log, p->kernel.path));
     std::string error;
     p->loaded = device.Load(c.artifact, &error);
     if (!p->loaded)
@@ -89,6 +98,8 @@ Evaluation Evaluator::Evaluate(const RunRequest& request, std::string* listing) 
   const EvalSettings settings = request.candidate.settings.value_or(options_.settings);
   const bool on_host = settings.check_on == "host";
   std::unique_ptr<LoadedKernel> loaded;
+  At("load");
+  Phase(EvalPhase::kHost);  // a supervisor learns that a new evaluation began
   using Clock = std::chrono::steady_clock;
   auto timed = [&](const char* phase, auto&& step) {
     Clock::time_point start = Clock::now();
@@ -128,13 +139,9 @@ bool Evaluator::Load(const RunRequest& request, int64_t group_size, Evaluation& 
     compiled = CompileCached(device_, cache_, {kernel.source, kernel.entry, defines});
     Phase(EvalPhase::kHost);
   }
-  ev.compile_log = compiled.log;
+  ev.compile_log = CompileLogFor(compiled.log, kernel.path);
   ev.compile_cache_hit = compiled.cache_hit;
-  if (!compiled.ok) {
-    ev.hints = CompileHints(compiled.log, info);
-    std::string first_line = compiled.log.substr(0, compiled.log.find('\n'));
-    return Fail(ev, Status::kCompileError, first_line.empty() ? "compilation failed" : first_line);
-  }
+  if (!compiled.ok) return CompileFailed(ev, compiled.log, kernel.path, info);
   if (listing) *listing = compiled.artifact.listing;
   std::string load_error;
   *loaded = device_.Load(compiled.artifact, &load_error);

@@ -33,11 +33,23 @@ class DeviceWorkspace;
 // What the evaluator is doing, for a supervisor that gives each phase its own deadline.
 enum class EvalPhase { kCompile, kLaunch, kHost };
 
+// Where an evaluation is: its step, the size set and seed of the inputs, and whose launch runs.
+// Reported with every phase, so that a supervisor whose executor dies or hangs can say where.
+struct EvalPlace {
+  std::string step;   // "load", "check" or "time"
+  std::string sizes;  // the size set's name; "" before inputs are drawn
+  std::optional<uint64_t> seed;
+  std::string launch;  // "candidate", "reference" or "baseline"; "" between launches
+};
+
+// "check at size set 'ragged', seed 42, candidate launch"
+std::string DescribePlace(const EvalPlace& place);
+
 class EvalObserver {
  public:
   virtual ~EvalObserver() = default;
-  // Called when a phase starts; `launches` candidate launches come in a launch phase.
-  virtual void Phase(EvalPhase phase, int launches) = 0;
+  // Called when a phase starts, and where it is; `launches` launches come in a launch phase.
+  virtual void Phase(EvalPhase phase, int launches, const EvalPlace& place) = 0;
 };
 
 struct EvalOptions {
@@ -94,8 +106,15 @@ class Evaluator {
                   const SizeSet& bench, const EvalSettings& s, Evaluation& ev);
   // Speedup, bandwidth, roofline fraction; false (implausible) past the physics floor.
   bool Derive(const Env& sizes, Evaluation& ev);
-  void Phase(EvalPhase p, int launches = 1) const {
-    if (options_.observer) options_.observer->Phase(p, launches);
+  // Moves to a step (at a size set and seed, once inputs are drawn), and says where it is now.
+  void At(std::string step, std::string sizes = "", std::optional<uint64_t> seed = std::nullopt) {
+    place_ = {std::move(step), std::move(sizes), seed, ""};
+  }
+  std::string Where() const { return DescribePlace(place_); }
+  // A phase starts; `launch` names whose launch ("candidate", ...) it is.
+  void Phase(EvalPhase p, int launches = 1, const char* launch = "") {
+    place_.launch = launch;
+    if (options_.observer) options_.observer->Phase(p, launches, place_);
   }
 
   Device& device_;
@@ -103,6 +122,7 @@ class Evaluator {
   const CompileCache& cache_;
   EvalOptions options_;
   std::unique_ptr<Prepared> reference_, baseline_;
+  EvalPlace place_;  // of the evaluation under way
   PeakBandwidth peak_;
   std::unique_ptr<DeviceTools> tools_;
   std::map<std::string, std::unique_ptr<DeviceWorkspace>> workspaces_;  // by size set

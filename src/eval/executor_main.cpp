@@ -22,20 +22,39 @@ namespace {
 class PhaseReporter : public EvalObserver {
  public:
   explicit PhaseReporter(int fd) : fd_(fd) {}
-  void Phase(EvalPhase p, int launches) override {
-    const char* name = p == EvalPhase::kCompile  ? "compile"
-                       : p == EvalPhase::kLaunch ? "launch"
-                                                 : "host";
-    nlohmann::json m = {{"phase", name}};
-    if (launches > 1) m["launches"] = launches;
-    SendMessage(fd_, m);
+  void Phase(EvalPhase p, int launches, const EvalPlace& place) override {
+    place_ = place;
+    SendMessage(fd_, PhaseMessage(p, launches, place));
   }
+  const EvalPlace& place() const { return place_; }
 
  private:
   int fd_;
+  EvalPlace place_;  // the last one reported
 };
 
 }  // namespace
+
+nlohmann::json PhaseMessage(EvalPhase phase, int launches, const EvalPlace& place) {
+  const char* name = phase == EvalPhase::kCompile  ? "compile"
+                     : phase == EvalPhase::kLaunch ? "launch"
+                                                   : "host";
+  nlohmann::json m = {{"phase", name}, {"step", place.step}};
+  if (launches > 1) m["launches"] = launches;
+  if (!place.sizes.empty()) m["sizes"] = place.sizes;
+  if (place.seed) m["seed"] = *place.seed;
+  if (!place.launch.empty()) m["launch"] = place.launch;
+  return m;
+}
+
+EvalPlace PlaceFromMessage(const nlohmann::json& m) {
+  EvalPlace place;
+  place.step = m.value("step", "");
+  place.sizes = m.value("sizes", "");
+  if (m.contains("seed") && m["seed"].is_number_unsigned()) place.seed = m["seed"].get<uint64_t>();
+  place.launch = m.value("launch", "");
+  return place;
+}
 
 bool BecomeWorker(pid_t parent, double address_space_gib, double cpu_seconds) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the parent
@@ -112,8 +131,11 @@ int RunExecutor(const ExecutorArgs& args) {
     DeviceStatus health = device->HealthCheck();
     bool restart = !health.ok();
     if (restart) {
+      // The evaluation's own reason says where it was; a tool error needs the last place.
       std::string before =
-          tool_error.empty() ? std::string(StatusName(ev.status)) + ": " + ev.reason : tool_error;
+          tool_error.empty() ? std::string(StatusName(ev.status)) + ": " + ev.reason
+                             : fmt::format("{} ({})", tool_error, DescribePlace(reporter.place()));
+      if (!tool_error.empty()) ev.bench_sizes = reporter.place().sizes;
       ev.status = Status::kCrash;
       ev.reason = fmt::format("the device is unusable after this candidate ({}); first sign: {}",
                               health.message(), before);

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include "eval/evaluator.hpp"
 #include "eval/supervisor.hpp"
 
 namespace kf {
@@ -20,6 +21,11 @@ struct ExecutorArgs {
 
 // Returns the process exit code.
 int RunExecutor(const ExecutorArgs& args);
+
+// The message saying a phase starts and where ({"phase", "launches", "step", "sizes", "seed",
+// "launch"}), and the place read back from one.
+nlohmann::json PhaseMessage(EvalPhase phase, int launches, const EvalPlace& place);
+EvalPlace PlaceFromMessage(const nlohmann::json& message);
 
 // Limits a worker process (RLIMIT_AS in GiB, RLIMIT_CPU in seconds; 0 = none), and makes it die
 // with its parent and keep its stdout off the channel. False when the parent is already gone.

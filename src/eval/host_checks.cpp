@@ -46,7 +46,8 @@ bool Evaluator::CheckOnHost(const Kernel& kernel, const Config& config, LoadedKe
     for (int s = 0; s < settings.check_seeds; ++s) {
       uint64_t seed = FreshSeed();
       ev.check_seeds.push_back(seed);
-      std::string where = fmt::format("size set '{}', seed {}", set.name, seed);
+      At("check", set.name, seed);
+      const std::string where = Where(), launch_where = where + ", candidate launch";
       if (s == 0) {
         ws = MakeWorkspace(device_, task_, set.sizes, seed);
       } else {
@@ -54,7 +55,9 @@ bool Evaluator::CheckOnHost(const Kernel& kernel, const Config& config, LoadedKe
       }
       Launch ref_launch = MakeLaunch(reference_->kernel, reference_->config, ws.env);
       PrepareLaunch(device_, task_, ws, true);
+      Phase(EvalPhase::kHost, 1, "reference");
       LaunchResult r = device_.Run(*reference_->loaded, ws.args, ref_launch);
+      Phase(EvalPhase::kHost);
       if (!r.status.ok())
         throw ToolError("the task's reference kernel failed: " + r.status.message());
       std::vector<HostBuffer> ref = ReadOutputs(device_, task_, ws);
@@ -64,17 +67,17 @@ bool Evaluator::CheckOnHost(const Kernel& kernel, const Config& config, LoadedKe
         launch = MakeLaunch(kernel, config, ws.env);
       } catch (const ExprError& e) {
         return Fail(ev, Status::kInvalidConfig,
-                    fmt::format("launch rule at {}: {}", where, e.what()));
+                    fmt::format("launch rule ({}): {}", where, e.what()));
       }
       auto run_candidate = [&]() {
         PrepareLaunch(device_, task_, ws, true);
-        Phase(EvalPhase::kLaunch);
+        Phase(EvalPhase::kLaunch, 1, "candidate");
         LaunchResult c = device_.Run(loaded, ws.args, launch);
         Phase(EvalPhase::kHost);
         return c;
       };
       LaunchResult c = run_candidate();
-      if (!c.status.ok()) return LaunchFailed(ev, c.status.message(), launch, info, where);
+      if (!c.status.ok()) return LaunchFailed(ev, c.status.message(), launch, info, launch_where);
       std::vector<HostBuffer> out = ReadOutputs(device_, task_, ws);
       if (std::string input = ModifiedInput(device_, task_, ws); !input.empty()) {
         return Fail(ev, Status::kIncorrect,
@@ -94,7 +97,7 @@ bool Evaluator::CheckOnHost(const Kernel& kernel, const Config& config, LoadedKe
       if (s == 0) {  // the same inputs again must give the same bits
         LaunchResult again = run_candidate();
         if (!again.status.ok())
-          return LaunchFailed(ev, again.status.message(), launch, info, where);
+          return LaunchFailed(ev, again.status.message(), launch, info, launch_where);
         int64_t differing = DifferingElements(task_, out, ReadOutputs(device_, task_, ws));
         if (differing > 0) {
           return Fail(ev, Status::kIncorrect,
@@ -115,13 +118,16 @@ bool Evaluator::TimeOnHost(const Kernel& kernel, const Config& config, LoadedKer
   const DeviceInfo& info = device_.info();
   // Time: interleaved with the baseline on the same inputs, cache flushed before each launch.
   uint64_t seed = FreshSeed();
-  std::string where = fmt::format("timed launches at size set '{}', seed {}", bench.name, seed);
+  At("time", bench.name, seed);
+  const std::string where = Where();
   Workspace ws = MakeWorkspace(device_, task_, bench.sizes, seed);
   Launch ref_launch = MakeLaunch(reference_->kernel, reference_->config, ws.env);
   Launch base_launch = MakeLaunch(baseline_->kernel, baseline_->config, ws.env);
   Launch launch = MakeLaunch(kernel, config, ws.env);
   PrepareLaunch(device_, task_, ws, true);
+  Phase(EvalPhase::kHost, 1, "reference");
   LaunchResult r = device_.Run(*reference_->loaded, ws.args, ref_launch);
+  Phase(EvalPhase::kHost);
   if (!r.status.ok()) throw ToolError("the task's reference kernel failed: " + r.status.message());
   std::vector<HostBuffer> ref = ReadOutputs(device_, task_, ws);
 
@@ -134,15 +140,17 @@ bool Evaluator::TimeOnHost(const Kernel& kernel, const Config& config, LoadedKer
     bool warm = i < settings.warmup_runs;
     if (has_inout) PrepareLaunch(device_, task_, ws, false);
     Must(device_.FlushCache(), "flushing the cache");
+    Phase(EvalPhase::kHost, 1, "baseline");
     LaunchResult b = device_.Run(*baseline_->loaded, ws.args, base_launch);
     if (!b.status.ok()) throw ToolError("the task's baseline kernel failed: " + b.status.message());
     PrepareLaunch(device_, task_, ws,
                   false);  // poison, so the timed output is the candidate's own
     Must(device_.FlushCache(), "flushing the cache");
-    Phase(EvalPhase::kLaunch);
+    Phase(EvalPhase::kLaunch, 1, "candidate");
     LaunchResult c = device_.Run(loaded, ws.args, launch);
     Phase(EvalPhase::kHost);
-    if (!c.status.ok()) return LaunchFailed(ev, c.status.message(), launch, info, where);
+    if (!c.status.ok())
+      return LaunchFailed(ev, c.status.message(), launch, info, where + ", candidate launch");
     if (warm) continue;
     base_ms.push_back(b.elapsed_ms);
     cand_ms.push_back(c.elapsed_ms);

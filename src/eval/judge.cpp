@@ -5,8 +5,8 @@
 #include <future>
 
 #include "backend/registry.hpp"
-#include "eval/hints.hpp"
 #include "eval/precheck.hpp"
+#include "eval/verdict.hpp"
 
 namespace kf {
 
@@ -118,14 +118,9 @@ void DeviceJudge::OnBuilt(Candidate candidate, std::optional<CompileResult> buil
   }
   if (built && !built->ok) {  // a compile error never reaches a device
     JudgeResult r;
-    Evaluation& ev = r.evaluation;
-    ev.status = Status::kCompileError;
-    ev.device = device.Label();
-    ev.config = candidate.config;
-    ev.compile_log = built->log;
-    ev.hints = CompileHints(built->log, device);
-    std::string first_line = built->log.substr(0, built->log.find('\n'));
-    ev.reason = first_line.empty() ? "compilation failed" : first_line;
+    r.evaluation.device = device.Label();
+    r.evaluation.config = candidate.config;
+    CompileFailed(r.evaluation, built->log, candidate.kernel.path, device);
     Deliver(done, std::move(r));
     return;
   }

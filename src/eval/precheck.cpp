@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/input_error.hpp"
 #include "eval/workspace.hpp"
 
@@ -18,6 +20,32 @@ Env ConstraintEnv(const DeviceInfo& device, const Sizes& sizes, const Config& co
   return env;
 }
 
+std::vector<std::string> ConstraintExtras() {
+  const Env env = ConstraintEnv(DeviceInfo{}, {}, {});
+  std::vector<std::string> names;
+  for (const auto& [name, value] : env.entries()) names.push_back(name);
+  return names;
+}
+
+std::vector<std::string> TaskSizeNames(const Task& task) {
+  std::vector<std::string> names = task.size_names;
+  for (const auto* sets : {&task.check_sizes, &task.bench_sizes}) {
+    for (const SizeSet& set : *sets) {
+      for (const auto& [name, value] : set.sizes) {
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      }
+    }
+  }
+  return names;
+}
+
+void CheckKernelAgainstTask(const Task& task, const Kernel& kernel) {
+  std::vector<std::string> args;
+  for (const ArgSpec& a : task.args) args.push_back(a.name);
+  CheckEntryArgs(kernel, args, fmt::format("task '{}'", task.name));
+  CheckKernelNames(kernel, TaskSizeNames(task), ConstraintExtras());
+}
+
 std::optional<Evaluation> Precheck(const Task& task, const Kernel& kernel, const Config& config,
                                    const DeviceInfo& device, const SizeSet& bench,
                                    int64_t* group_size) {
@@ -31,7 +59,7 @@ std::optional<Evaluation> Precheck(const Task& task, const Kernel& kernel, const
     return std::optional<Evaluation>(ev);
   };
   try {
-    CheckKernelSignature(task, kernel);
+    CheckKernelAgainstTask(task, kernel);
   } catch (const InputError& e) {
     return fail(Status::kCompileError, e.what());
   }

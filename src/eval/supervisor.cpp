@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/codec.hpp"
+#include "eval/executor_main.hpp"
 
 namespace kf {
 
@@ -88,12 +89,18 @@ RunReply Supervisor::Run(const RunRequest& request) {
   if (!process_.running()) Start();
   Clock::time_point started = Clock::now();
   int id = ++next_id_;
+  EvalPlace place;                        // where the executor last said it was
+  std::vector<unsigned long long> seeds;  // the check seeds it drew, in order
+  // " (check at size set 'ragged', seed 42, candidate launch)", once there are inputs.
+  auto at = [&] { return place.sizes.empty() ? "" : " (" + DescribePlace(place) + ")"; };
   auto fault = [&](Status status, std::string reason) {
     RunReply reply;
     reply.evaluation.status = status;
     reply.evaluation.reason = std::move(reason);
     reply.evaluation.config = request.candidate.config;
     reply.evaluation.device = info_.device.Label();
+    reply.evaluation.bench_sizes = place.sizes;
+    reply.evaluation.check_seeds = seeds;
     counters_.fault_seconds += Seconds(Clock::now() - started);
     ++counters_.verdicts[std::string(StatusName(status))];
     return reply;
@@ -120,25 +127,29 @@ RunReply Supervisor::Run(const RunRequest& request) {
       if (phase == "launch") {
         return fault(Status::kTimeout,
                      fmt::format("{} ran past {} deadline of {:.2f} s ({}x the baseline's "
-                                 "{:.3f} ms a launch, within [{}, {}] s); the executor was killed",
+                                 "{:.3f} ms a launch, within [{}, {}] s); the executor was "
+                                 "killed{}",
                                  launches > 1 ? fmt::format("{} launches", launches) : "a launch",
                                  launches > 1 ? "their" : "its", PhaseSeconds(phase, launches),
                                  options_.launch_factor, info_.baseline_ms, options_.launch_floor_s,
-                                 options_.launch_ceiling_s));
+                                 options_.launch_ceiling_s, at()));
       }
       return fault(Status::kTimeout, fmt::format("the evaluation's host work ran past {:.0f} s; "
-                                                 "the executor was killed",
-                                                 options_.host_timeout_s));
+                                                 "the executor was killed{}",
+                                                 options_.host_timeout_s, at()));
     }
     if (r == WorkerProcess::ReadResult::kEof) {
       std::string why = process_.DescribeExit("the executor");
       process_.Stop();
-      return fault(Status::kCrash,
-                   fmt::format("{} during {}", why, phase == "launch" ? "a launch" : phase));
+      return fault(Status::kCrash, fmt::format("{} during {}{}", why,
+                                               phase == "launch" ? "a launch" : phase, at()));
     }
     if (message.contains("phase")) {
       phase = message["phase"].get<std::string>();
       launches = message.value("launches", 1);
+      place = PlaceFromMessage(message);
+      if (place.step == "check" && place.seed && (seeds.empty() || seeds.back() != *place.seed))
+        seeds.push_back(*place.seed);
       deadline = DeadlineIn(PhaseSeconds(phase, launches));
       continue;
     }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <regex>
+
 #include "eval/hints.hpp"
 
 namespace kf {
@@ -10,6 +12,30 @@ bool Fail(Evaluation& ev, Status s, std::string reason) {
   ev.status = s;
   ev.reason = std::move(reason);
   return false;
+}
+
+std::string CompileLogFor(const std::string& log, const std::string& path) {
+  if (path.empty()) return log;
+  static const std::regex driver_name(
+      R"(([^\s:'"]*/)?tempfile_[A-Za-z0-9_]+\.cl|<source>|<kernel>|<program source>|)"
+      R"(\bcandidate\.cu(?=[(:]))");
+  std::string out;
+  size_t done = 0;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), driver_name);
+       it != std::sregex_iterator(); ++it) {
+    out.append(log, done, static_cast<size_t>(it->position()) - done);
+    out += path;
+    done = static_cast<size_t>(it->position() + it->length());
+  }
+  return out + log.substr(done);
+}
+
+bool CompileFailed(Evaluation& ev, const std::string& log, const std::string& path,
+                   const DeviceInfo& info) {
+  ev.compile_log = CompileLogFor(log, path);
+  ev.hints = CompileHints(ev.compile_log, info);
+  std::string first_line = ev.compile_log.substr(0, ev.compile_log.find('\n'));
+  return Fail(ev, Status::kCompileError, first_line.empty() ? "compilation failed" : first_line);
 }
 
 bool LaunchFailed(Evaluation& ev, const std::string& error, const Launch& launch,
@@ -40,6 +66,7 @@ Verdict VerdictFrom(const ArgSpec& a, const Figures& f, const Tolerance& tol,
 }
 
 void RecordFigures(const Figures& total, Evaluation& ev) {
+  ev.compared = true;
   ev.max_abs_err = total.max_abs_err;
   ev.max_rel_err = total.max_rel_err;
   ev.bad_ratio = total.bad_ratio();

@@ -17,6 +17,13 @@ namespace kf {
 
 // Sets the evaluation's status and reason; false, so that a check can `return Fail(...)`.
 bool Fail(Evaluation& ev, Status s, std::string reason);
+// The compile log with the driver's name for the source (PoCL's temporary file, "<kernel>",
+// NVRTC's "candidate.cu") replaced by `path`, the kernel's own file (the source is compiled as it
+// is, so the lines match): FILE:LINE:COL then points at what the user wrote. "" keeps the log.
+std::string CompileLogFor(const std::string& log, const std::string& path);
+// A compile that failed with `log`: a compile error whose reason is the log's first line.
+bool CompileFailed(Evaluation& ev, const std::string& log, const std::string& path,
+                   const DeviceInfo& info);
 // A launch that failed with `error` at `where`: a launch error, with hints for that launch.
 bool LaunchFailed(Evaluation& ev, const std::string& error, const Launch& launch,
                   const DeviceInfo& info, const std::string& where);

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/data_path.hpp"
 #include "core/input_error.hpp"
 #include "core/toml_file.hpp"
 
@@ -221,14 +222,7 @@ void PromptLibrary::Credit(const std::string& id, int grade, double gain) {
 }
 
 std::string DefaultPromptsDir() {
-  if (const char* env = std::getenv("KF_PROMPTS_DIR"); env && *env) return env;
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    fs::path installed = (exe.parent_path() / "../share/kfoundry/prompts").lexically_normal();
-    if (fs::is_directory(installed, ec)) return installed.string();
-  }
-  return KF_SOURCE_PROMPTS_DIR;
+  return DataPath("KF_PROMPTS_DIR", "prompts", KF_SOURCE_PROMPTS_DIR);
 }
 
 }  // namespace kf

@@ -5,8 +5,10 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "core/data_path.hpp"
 #include "core/input_error.hpp"
 #include "core/toml_file.hpp"
+#include "search/macro_expand.hpp"
 
 namespace kf {
 
@@ -131,8 +133,10 @@ DescriptorSpace DescriptorSpace::Load(const std::string& path) {
 }
 
 std::vector<std::string> DescriptorSpace::Features(Language lang, const std::string& source,
-                                                   const std::string& listing) const {
+                                                   const std::string& listing,
+                                                   const Config& config) const {
   std::string code = StripComments(source);
+  if (lang == Language::kOpenCL) code = ExpandMacros(code, config);
   std::vector<std::string> present;
   for (const auto& [name, f] : features_) {
     bool has = lang == Language::kOpenCL
@@ -144,8 +148,8 @@ std::vector<std::string> DescriptorSpace::Features(Language lang, const std::str
 }
 
 std::vector<int> DescriptorSpace::Classify(Language lang, const std::string& source,
-                                           const std::string& listing) const {
-  std::vector<std::string> present = Features(lang, source, listing);
+                                           const std::string& listing, const Config& config) const {
+  std::vector<std::string> present = Features(lang, source, listing, config);
   auto has = [&](const std::string& f) {
     return std::find(present.begin(), present.end(), f) != present.end();
   };
@@ -182,15 +186,7 @@ int DescriptorSpace::CellCount() const {
 }
 
 std::string DefaultDescriptorFile() {
-  if (const char* env = std::getenv("KF_DESCRIPTORS"); env && *env) return env;
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    fs::path installed =
-        (exe.parent_path() / "../share/kfoundry/descriptors/default.toml").lexically_normal();
-    if (fs::exists(installed)) return installed.string();
-  }
-  return KF_SOURCE_DESCRIPTORS;
+  return DataPath("KF_DESCRIPTORS", "descriptors/default.toml", KF_SOURCE_DESCRIPTORS);
 }
 
 }  // namespace kf

@@ -3,7 +3,8 @@
 // algorithm structure × parallel coordination by default). The dimensions, their levels and the
 // features that decide them are data (descriptors/*.toml). CUDA kernels are read from their
 // compiled PTX (vector loads, ld/st.shared, cp.async, bar.sync, shfl, atom/red, mma/wgmma), with
-// the source for what PTX cannot tell (loops, unroll pragmas); OpenCL kernels from the source.
+// the source for what PTX cannot tell (loops, unroll pragmas); OpenCL kernels from the source,
+// preprocessed with the configuration.
 
 #include <map>
 #include <regex>
@@ -38,10 +39,12 @@ class DescriptorSpace {
   const std::vector<Dimension>& dimensions() const { return dimensions_; }
 
   // The features present in a kernel, and its cell (one level index per dimension).
+  // OpenCL source is read after its macros and the configuration's -D values are expanded
+  // (search/macro_expand.hpp), as its compiler reads it.
   std::vector<std::string> Features(Language lang, const std::string& source,
-                                    const std::string& listing) const;
-  std::vector<int> Classify(Language lang, const std::string& source,
-                            const std::string& listing) const;
+                                    const std::string& listing, const Config& config = {}) const;
+  std::vector<int> Classify(Language lang, const std::string& source, const std::string& listing,
+                            const Config& config = {}) const;
   // A cell in words: "memory: vectorised; algorithm: looped; coordination: independent".
   std::string Describe(const std::vector<int>& cell) const;
   int CellCount() const;

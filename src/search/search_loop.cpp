@@ -583,8 +583,8 @@ void Scheduler::OnVerdict(Active& a, int seq, const Config& config, JudgeResult 
   Evaluation& ev = r.evaluation;
   // Classification is a stage of the loop: from the artifact's listing where there is one.
   if (!from_store && ev.status != Status::kCompileError && ev.status != Status::kInvalidConfig)
-    ev.descriptor =
-        descriptors_.Classify(a.proposal->kernel.language, a.proposal->kernel.source, r.listing);
+    ev.descriptor = descriptors_.Classify(a.proposal->kernel.language, a.proposal->kernel.source,
+                                          r.listing, config);
   SearchEvaluation e{a.index,
                      &a.proposal->kernel,
                      a.kernel_id,

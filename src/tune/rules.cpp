@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "core/codec.hpp"
+#include "core/data_path.hpp"
 #include "core/input_error.hpp"
 #include "core/toml_file.hpp"
 
@@ -165,14 +166,7 @@ std::vector<Rule> LoadRules(const std::string& dir) {
 }
 
 std::string DefaultRulesDir() {
-  if (const char* env = std::getenv("KF_RULES_DIR"); env && *env) return env;
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    fs::path installed = (exe.parent_path() / "../share/kfoundry/rules").lexically_normal();
-    if (fs::is_directory(installed)) return installed.string();
-  }
-  return KF_SOURCE_RULES_DIR;
+  return DataPath("KF_RULES_DIR", "rules", KF_SOURCE_RULES_DIR);
 }
 
 RuledSpace ApplyRules(const std::vector<Rule>& rules, const RuleContext& context,

@@ -144,6 +144,79 @@ TEST(OpenCLChecks, ATimeBelowThePhysicsFloorIsImplausible) {
       << r.json["reason"];
 }
 
+TEST(OpenCLChecks, ACrashNamesTheSizeSetTheSeedAndTheLaunch) {
+  if (!HasBackend("opencl")) GTEST_SKIP() << "no opencl device on this machine";
+  // Correct at 'small' (two seeds checked), dies at the first seed of 'ragged'.
+  Result r = Eval("opencl", Data("rope_crash_ragged.cl"));
+  ASSERT_EQ(r.json["status"], "crash") << r.json.dump(2);
+  const std::string reason = r.json["reason"].get<std::string>();
+  EXPECT_NE(reason.find("SIGSEGV"), std::string::npos) << reason;
+  ASSERT_EQ(r.json["check_seeds"].size(), 3u) << r.json.dump(2);
+  const unsigned long long seed = r.json["check_seeds"][2].get<unsigned long long>();
+  EXPECT_NE(reason.find(fmt::format("check at size set 'ragged', seed {}, candidate launch", seed)),
+            std::string::npos)
+      << reason;
+  EXPECT_EQ(r.json["sizes"], "ragged");
+  // Nothing was compared in the evaluation that crashed: no figures, not zeros.
+  for (const char* key : {"max_abs_err", "max_rel_err", "bad_ratio", "nan_count"})
+    EXPECT_TRUE(r.json[key].is_null()) << key << ": " << r.json[key];
+}
+
+TEST(OpenCLChecks, ALaunchPastItsDeadlineNamesTheSizeSetTheSeedAndTheLaunch) {
+  if (!HasBackend("opencl")) GTEST_SKIP() << "no opencl device on this machine";
+  Result r = Eval("opencl", std::string(KF_TEST_DATA) + "/corpus/infinite_loop.cl",
+                  "--launch-floor 1 --launch-ceiling 1");
+  ASSERT_EQ(r.json["status"], "timeout") << r.json.dump(2);
+  const std::string reason = r.json["reason"].get<std::string>();
+  ASSERT_EQ(r.json["check_seeds"].size(), 1u) << r.json.dump(2);
+  EXPECT_NE(reason.find(fmt::format("check at size set 'small', seed {}, candidate launch",
+                                    r.json["check_seeds"][0].get<unsigned long long>())),
+            std::string::npos)
+      << reason;
+  EXPECT_EQ(r.json["sizes"], "small");
+}
+
+TEST(OpenCLChecks, ACompileErrorPointsAtTheKernelsOwnFileAndLine) {
+  if (!HasBackend("opencl")) GTEST_SKIP() << "no opencl device on this machine";
+  // The error is at line 9, column 11 of the file (`int x = ;`), not of a driver's temporary file.
+  Result r = Eval("opencl", Data("rope_syntax_error.cl"));
+  ASSERT_EQ(r.json["status"], "compile_error") << r.json.dump(2);
+  const std::string log = r.json["compile_log"].get<std::string>();
+  EXPECT_NE(log.find(Data("rope_syntax_error.cl") + ":9:11:"), std::string::npos) << log;
+  EXPECT_EQ(log.find("tempfile"), std::string::npos) << log;
+  EXPECT_NE(r.json["reason"].get<std::string>().find("rope_syntax_error.cl:9:11:"),
+            std::string::npos)
+      << r.json["reason"];
+  EXPECT_TRUE(r.json["max_abs_err"].is_null()) << r.json["max_abs_err"];
+  Result text =
+      RunKf(fmt::format("eval rope_llama3 {} --device opencl", Data("rope_syntax_error.cl")));
+  EXPECT_NE(text.out.find("errors      not reached"), std::string::npos) << text.out;
+}
+
+TEST(Cli, UnknownNameInALaunchRuleExitsTwoNamingTheLine) {
+  std::string file = fmt::format("{}/unknown_name.{}.cl", KF_TEST_CACHE, getpid());
+  std::ofstream(file) << "// @kernel f\n// @param BLOCK in [64]\n// @grid ceil_div(B * SS, BLOCK)\n"
+                         "// @block BLOCK\n__kernel void f() {}\n";
+  Result r = RunKf(fmt::format("eval rope_llama3 {}", file));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(file + ":3: @grid: unknown name 'SS'"), std::string::npos) << r.err;
+  std::remove(file.c_str());
+}
+
+TEST(Cli, UnknownNameInTheTasksBaselineExitsTwoNamingTheLine) {
+  if (!HasBackend("opencl")) GTEST_SKIP() << "no opencl device on this machine";
+  std::string dir = fmt::format("{}/badbaseline.{}", KF_TEST_CACHE, getpid());
+  std::system(fmt::format("rm -rf {0} && cp -r {1}/rope_llama3 {0}", dir, KF_TASKS).c_str());
+  std::system(fmt::format("sed -i 's/@grid ceil_div(B \\* S /@grid ceil_div(B * SS /' "
+                          "{}/baseline.cl",
+                          dir)
+                  .c_str());
+  Result r = RunKf(fmt::format("eval {} {}/rope_vec8.cl --device opencl", dir, dir));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("baseline.cl:3: @grid: unknown name 'SS'"), std::string::npos) << r.err;
+  std::system(fmt::format("rm -rf {}", dir).c_str());
+}
+
 TEST(Cli, TasksJsonHasTheDesignShape) {
   Result r = RunKf("tasks --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -27,12 +27,12 @@ struct KfResult {
   nlohmann::json json;  // discarded (is_discarded()) when stdout is not one JSON object
 };
 
-// `env` is prepended to the command line ("NAME=VALUE ...").
+// `env` is put before the binary ("NAME=VALUE ..."), after (so over) the test cache and tasks.
 inline KfResult RunKfoundry(const std::string& args, const std::string& env = "") {
   std::string err_file = fmt::format("{}/stderr.{}.txt", KF_TEST_CACHE, getpid());
   std::system(fmt::format("mkdir -p {}", KF_TEST_CACHE).c_str());
-  std::string cmd = fmt::format("{} KF_CACHE_DIR={} KF_TASKS_DIR={} {} {} 2>{}", env, KF_TEST_CACHE,
-                                KF_TASKS, KfBinary(), args, err_file);
+  std::string cmd = fmt::format("KF_CACHE_DIR={} KF_TASKS_DIR={} {} {} {} 2>{}", KF_TEST_CACHE,
+                                KF_TASKS, env, KfBinary(), args, err_file);
   KfResult r;
   FILE* pipe = popen(cmd.c_str(), "r");
   char buf[4096];

@@ -168,6 +168,14 @@ TEST(LlmOptimize, EveryScriptedReplyGetsAVerdictAndTheArchiveImproves) {
     EXPECT_FALSE(v.meta.value("prompt", "").empty());
   }
   EXPECT_GE(meta, 1) << "no component version made by the meta step";
+  // ... and a chain: a version the meta step made from one it had made before.
+  std::set<std::pair<std::string, int>> by_meta;
+  for (const PromptVersionRecord& v : store->RunPromptVersions("llm"))
+    if (v.made_by == "meta") by_meta.insert({v.component, v.version});
+  bool chain = false;
+  for (const auto& [component, version] : by_meta)
+    chain = chain || by_meta.count({component, version - 1});
+  EXPECT_TRUE(chain) << "no component was rewritten twice by the meta step";
   EXPECT_EQ(r.json["llm"]["meta_versions"].get<int>(), meta);
 
   // The key is nowhere: not in the store, not in what was printed.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "backend/cuda/cuda_api.hpp"
+#include "search/macro_expand.hpp"
 
 namespace kf {
 namespace {
@@ -58,6 +59,37 @@ TEST(Classifier, CommentsAndNamesAreNotFeatures) {
   EXPECT_EQ(OpenCL("float before = x[0]; float barrier_count = 2; x[1] = before + barrier_count;"),
             (std::vector<int>{0, 0, 0}));
   EXPECT_EQ(StripComments("a // b\nc /* d */ e \"// f\""), "a \nc   e \"// f\"");
+}
+
+TEST(Classifier, AVectorLoadBuiltThroughAMacroIsClassifiedLikeTheLiteralOne) {
+  // The natural way to tune the vector width: the name pasted from a parameter.
+  std::string src =
+      "#define CAT_(a, b) a##b\n#define CAT(a, b) CAT_(a, b)\n#define VLOAD CAT(vload_half, VEC)\n"
+      "__kernel void k(__global const half* x, __global float* y) {\n"
+      "  float8 v = VLOAD(0, x); y[0] = v.s0;\n}\n";
+  std::string literal =
+      "__kernel void k(__global const half* x, __global float* y) {\n"
+      "  float8 v = vload_half8(0, x); y[0] = v.s0;\n}\n";
+  std::vector<int> expected = Space().Classify(Language::kOpenCL, literal, "");
+  ASSERT_EQ(expected[0], 1);
+  EXPECT_EQ(Space().Classify(Language::kOpenCL, src, "", {{"VEC", "8"}}), expected);
+  // Without the value the name is no builtin (the compiler would refuse it): not a vector load.
+  EXPECT_EQ(Space().Classify(Language::kOpenCL, src, "")[0], 0);
+}
+
+TEST(MacroExpand, SubstitutesPastesStringifiesAndNeverLoops) {
+  EXPECT_EQ(ExpandMacros("#define W 4\nfloat a[W];", {}), "\nfloat a[4];\n");
+  EXPECT_EQ(ExpandMacros("#define P(a, b) a##b\nP(x, 2) P(vload, W)", {{"W", "8"}}),
+            "\nx2 vloadW\n")
+      << "a pasted argument is not expanded first";
+  EXPECT_EQ(ExpandMacros("#define S(a) #a\nS(hello world)", {}), "\n\"hello world\"\n");
+  EXPECT_EQ(ExpandMacros("#define A B\n#define B A\nA", {}), "\n\nA\n") << "no recursion";
+  EXPECT_EQ(ExpandMacros("#define F(x) (x + 1)\nF F(F(1))", {}), "\nF ((1 + 1) + 1)\n");
+  // A -D value wins over the source's own default, as with #ifndef VEC / #define VEC 4.
+  EXPECT_EQ(ExpandMacros("#ifndef VEC\n#define VEC 4\n#endif\nVEC", {{"VEC", "16"}}),
+            "#ifndef VEC\n\n#endif\n16\n");
+  EXPECT_EQ(ExpandMacros("#define LONG(a) \\\n  (a * 2)\nLONG(3)", {}), "\n(3 * 2)\n");
+  EXPECT_EQ(ExpandMacros("#define G(a) a\nG(unclosed", {}), "\nG(unclosed\n");
 }
 
 class CudaClassifier : public ::testing::Test {

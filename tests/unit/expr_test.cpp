@@ -52,6 +52,20 @@ TEST(Expr, VariablesAndFunctions) {
   EXPECT_EQ(Eval("N", env), 5);
 }
 
+TEST(Expr, RequireNamesNamesTheFirstUnknownNameAndItsColumn) {
+  Expr e = Expr::Parse("ceil_div(T * HH, BLOCK)");
+  EXPECT_NO_THROW(e.RequireNames({"T", "HH", "BLOCK"}));
+  try {
+    e.RequireNames({"T", "H", "BLOCK"});
+    FAIL() << "no error";
+  } catch (const ExprError& error) {
+    EXPECT_STREQ(error.what(), "unknown name 'HH' at column 14 of 'ceil_div(T * HH, BLOCK)'");
+    EXPECT_EQ(error.column(), 14);
+  }
+  EXPECT_NO_THROW(Expr::Parse("max(N, 1) + round_up(N, 4)").RequireNames({"N"}))
+      << "function names are not names to bind";
+}
+
 TEST(Expr, EvalIntRejectsFractions) {
   Env env;
   env.Set("D", 77);
@@ -86,6 +100,14 @@ TEST(Expr, WordOperatorsNeedWordBoundaries) {
   env.Set("order", 3);
   env.Set("android", 4);
   EXPECT_EQ(Eval("order + android", env), 7);
+}
+
+TEST(Expr, DeepNestingIsAnErrorNotAStackOverflow) {
+  // Found by the parsers' fuzzer: 20,000 nested parentheses or minus signs overflowed the stack.
+  std::string parens = std::string(20000, '(') + "1" + std::string(20000, ')');
+  EXPECT_THROW(Expr::Parse(parens), ExprError);
+  EXPECT_THROW(Expr::Parse(std::string(200000, '-') + "1"), ExprError);
+  EXPECT_EQ(Expr::Parse(std::string(50, '(') + "2" + std::string(50, ')')).Eval(Env{}), 2);
 }
 
 }  // namespace

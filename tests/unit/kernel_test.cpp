@@ -78,6 +78,61 @@ TEST(Kernel, MalformedAnnotationsNameFileLineAndField) {
   EXPECT_NE(e.find("k.cl:4:"), std::string::npos) << e;
 }
 
+std::string NamesErrorOf(const std::string& source) {
+  try {
+    CheckKernelNames(ParseKernel("k.cl", source), {"T", "H"}, {"max_work_group_size"});
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Kernel, AnUnknownNameInALaunchRuleOrConstraintNamesTheAnnotationsLine) {
+  const std::string head = "// @kernel f\n// @param BLOCK in [64, 128]\n";
+  const std::string tail = "__kernel void f(int T) {}\n";
+  EXPECT_EQ(NamesErrorOf(head + "// @grid ceil_div(T * H, BLOCK)\n// @block BLOCK\n" +
+                         "// @constraint BLOCK <= max_work_group_size\n" + tail),
+            "");
+  std::string e = NamesErrorOf(head + "// @grid ceil_div(T * HH, BLOCK)\n// @block BLOCK\n" + tail);
+  EXPECT_NE(e.find("k.cl:3: @grid: unknown name 'HH' at column 14 of 'ceil_div(T * HH, BLOCK)'"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("T, H, BLOCK"), std::string::npos) << "the names known: " << e;
+  // Device properties are for constraints alone.
+  e = NamesErrorOf(head + "// @grid T\n// @block min(BLOCK, max_work_group_size)\n" + tail);
+  EXPECT_NE(e.find("k.cl:4: @block: unknown name 'max_work_group_size'"), std::string::npos) << e;
+  e = NamesErrorOf(head + "// @grid T\n// @block BLOCK\n// @constraint BLOCK <= T\n" +
+                   "// @constraint BLOCK * VEC <= max_work_group_size\n" + tail);
+  EXPECT_NE(e.find("k.cl:6: @constraint: unknown name 'VEC'"), std::string::npos) << e;
+}
+
+std::string EntryErrorOf(const std::string& entry, const std::vector<std::string>& args) {
+  const std::string source = "// @kernel " + entry +
+                             "\n// @grid 1\n// @block 1\n\n"
+                             "__kernel void scale(__global const float* x,\n"
+                             "                    __global float* y, int M) {}\n";
+  try {
+    CheckEntryArgs(ParseKernel("k.cl", source), args, "task 't'");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Kernel, AWrongEntryPointOrSignatureNamesTheLine) {
+  EXPECT_EQ(EntryErrorOf("scale", {"x", "y", "M"}), "");
+  // No such definition: the @kernel line. A wrong count: the definition's line. A wrong name:
+  // the line of that argument.
+  EXPECT_EQ(EntryErrorOf("scael", {"x", "y", "M"}),
+            "k.cl:1: entry point scael: no kernel definition named 'scael' was found");
+  EXPECT_EQ(EntryErrorOf("scale", {"x", "y"}),
+            "k.cl:5: entry point scale: takes 3 arguments; task 't' passes 2");
+  EXPECT_EQ(EntryErrorOf("scale", {"x", "y", "N"}),
+            "k.cl:6: entry point scale: argument 3 is 'M'; the task passes 'N' there");
+  EXPECT_EQ(EntryErrorOf("scale", {"x", "y_out", "M"}),
+            "k.cl:6: entry point scale: argument 2 is 'y'; the task passes 'y_out' there");
+}
+
 TEST(Kernel, ResolveConfigRejectsUnknownAndUndeclaredValues) {
   Kernel k = ParseKernel("scale.cl", kGood);
   EXPECT_THROW(k.ResolveConfig({{"TILE", "4"}}), InputError);
@@ -90,6 +145,17 @@ TEST(Kernel, AnnotationMustStartTheComment) {
       "x.cl",
       "// @kernel f\n// @grid 1\n// @block 1\n// mail me@kernel.org\n__kernel void f() {}\n");
   EXPECT_EQ(k.entry, "f");
+}
+
+TEST(Kernel, ParamRangesAtTheEdgesOf64BitsNeitherOverflowNorHang) {
+  // Found by the parsers' fuzzer (tests/data/fuzz_repro): the span and the last step overflowed.
+  std::string dir = std::string(KF_TEST_DATA) + "/fuzz_repro/";
+  Kernel wide = LoadKernelFile(dir + "param_range_span_overflow.cl");
+  ASSERT_EQ(wide.params.size(), 1u);
+  EXPECT_EQ(wide.params[0].values, (std::vector<std::string>{"-9223372036854775807", "0"}));
+  Kernel k = LoadKernelFile(dir + "param_range_step_overflow.cl");
+  ASSERT_EQ(k.params.size(), 1u);
+  EXPECT_EQ(k.params[0].values, std::vector<std::string>{"9223372036854775806"});
 }
 
 }  // namespace

@@ -4,9 +4,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "core/input_error.hpp"
 #include "core/task_library.hpp"
+#include "eval/workspace.hpp"
 
 namespace kf {
 namespace {
@@ -65,10 +67,17 @@ class MalformedTask : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   std::string ErrorAfter(const std::string& from, const std::string& to) {
+    return ErrorAfterEdits({{from, to}});
+  }
+
+  // Each edit replaces the first occurrence of `first` with `second`, in order.
+  std::string ErrorAfterEdits(const std::vector<std::pair<std::string, std::string>>& edits) {
     std::string text = original_;
-    size_t at = text.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    if (at != std::string::npos) text.replace(at, from.size(), to);
+    for (const auto& [from, to] : edits) {
+      size_t at = text.find(from);
+      EXPECT_NE(at, std::string::npos) << from;
+      if (at != std::string::npos) text.replace(at, from.size(), to);
+    }
     std::ofstream(dir_ / "task.toml") << text;
     try {
       LoadTask(dir_.string());
@@ -76,6 +85,11 @@ class MalformedTask : public ::testing::Test {
       return e.what();
     }
     return "";
+  }
+
+  // "task.toml:LINE: " for the line of `needle` in the original file.
+  std::string At(const std::string& needle) {
+    return "task.toml:" + std::to_string(LineOf(needle)) + ": ";
   }
 
   int LineOf(const std::string& needle) {
@@ -138,6 +152,204 @@ TEST_F(MalformedTask, BadFormula) {
   std::string e =
       ErrorAfter("value = \"cos(s * 500000 ** (-2 * i / D))\"", "value = \"cos(s * t)\"");
   EXPECT_NE(e.find("args.cos.init.value"), std::string::npos) << e;
+}
+
+// Issue 14 (3): a misspelled key is an error naming the file, line and key, with a suggestion
+// when a known key is close; never silently ignored.
+TEST_F(MalformedTask, UnknownKeysAreErrorsWithSuggestions) {
+  struct Case {
+    std::string from, to, where, suggestion;
+  };
+  const std::vector<Case> cases = {
+      {"op_class = \"rope\"", "op_clas = \"rope\"", At("op_class") + "op_clas: ", "'op_class'"},
+      {"init = {", "intit = {", At("init = {") + "args.q.intit: ", "'init'"},
+      {"std = 1.0 }", "sdt = 1.0 }", At("std = 1.0 }") + "args.q.init.sdt: ", "'std'"},
+      {"max_bad_ratio = 1e-3", "max_bad_ration = 1e-3",
+       At("max_bad_ratio") + "tolerance.max_bad_ration: ", "'max_bad_ratio'"},
+      {"flops = ", "flop = ", At("flops = ") + "cost.flop: ", "'flops'"},
+      {"templates = {", "template = {", At("templates = {") + "kernels.template: ", "'templates'"},
+      {"reference = { cuda", "reference = { cdua",
+       At("reference = {") + "kernels.reference.cdua: ", "'cuda'"},
+      {"device_class = \"gpu\"", "device_clas = \"gpu\"",
+       At("device_class = \"gpu\"") + "bench[0].device_clas: ", "'device_class'"},
+      {"name = \"small\"\nB = 1", "name = \"small\"\nBB = 1",
+       "task.toml:" + std::to_string(LineOf("name = \"small\"") + 1) + ": check[0].BB: ", "'B'"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.to);
+    std::string e = ErrorAfter(c.from, c.to);
+    EXPECT_NE(e.find(c.where + "unknown key"), std::string::npos) << e;
+    EXPECT_NE(e.find("did you mean " + c.suggestion + "?"), std::string::npos) << e;
+  }
+  // Nothing close: no suggestion, but the keys there are.
+  std::string e = ErrorAfter("op_class = \"rope\"\n", "op_class = \"rope\"\nowner = \"me\"\n");
+  EXPECT_NE(e.find("task.toml:" + std::to_string(LineOf("op_class") + 1) + ": owner: unknown key"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(e.find("did you mean"), std::string::npos) << e;
+  EXPECT_NE(e.find("op_class"), std::string::npos) << e;
+}
+
+// Issue 14 (3): an input without a generator would run on zeros; it is an error at load time.
+TEST_F(MalformedTask, InputWithoutGeneratorIsAnError) {
+  std::string e = ErrorAfter("role = \"in\"\ninit = { dist = \"normal\", mean = 0.0, std = 1.0 }\n",
+                             "role = \"in\"\n");
+  EXPECT_NE(e.find(At("[[args]]") + "args.q.init: "), std::string::npos) << e;
+  e = ErrorAfter("role = \"in\"\ninit = { dist = \"normal\", mean = 0.0, std = 1.0 }\n",
+                 "role = \"inout\"\n");
+  EXPECT_NE(e.find(At("[[args]]") + "args.q.init: "), std::string::npos) << e;
+}
+
+// Keys that belong to another kind of argument are not ignored either.
+TEST_F(MalformedTask, KeysOfAnotherKindOfArgument) {
+  std::string e = ErrorAfter("role = \"out\"\n", "role = \"out\"\ninit = { dist = \"normal\" }\n");
+  EXPECT_NE(e.find("args.q_out.init: "), std::string::npos) << e;
+  e = ErrorAfter("name = \"B\"\ntype = \"i32\"\n", "name = \"B\"\ntype = \"i32\"\nrole = \"in\"\n");
+  EXPECT_NE(e.find("args.B.role: "), std::string::npos) << e;
+  e = ErrorAfter("role = \"out\"\n", "role = \"out\"\nvalue = \"B\"\n");
+  EXPECT_NE(e.find("args.q_out.value: "), std::string::npos) << e;
+}
+
+// Issue 14 (9): an integer scalar must be an integer (and fit its type) at every size set.
+TEST_F(MalformedTask, IntegerScalarThatIsNotAnInteger) {
+  std::string e = ErrorAfter("value = \"S\"", "value = \"0.5\"");
+  EXPECT_NE(e.find(At("value = \"S\"") + "args.S.value: "), std::string::npos) << e;
+  EXPECT_NE(e.find("not an integer"), std::string::npos) << e;
+  e = ErrorAfter("value = \"S\"", "value = \"S / 2\"");  // S = 77 in the set 'ragged'
+  EXPECT_NE(e.find(At("value = \"S\"") + "args.S.value: "), std::string::npos) << e;
+  EXPECT_NE(e.find("'ragged'"), std::string::npos) << e;
+  e = ErrorAfter("value = \"S\"", "value = \"S * 2 ** 31\"");
+  EXPECT_NE(e.find(At("value = \"S\"") + "args.S.value: "), std::string::npos) << e;
+  EXPECT_NE(e.find("i32"), std::string::npos) << e;
+}
+
+// Issue 14 (8): OpenCL 1.2 takes no half kernel argument, and the evaluator passes scalars as
+// i32, i64, f32 or f64 only; an f16 (or u8) scalar is refused at load time.
+TEST_F(MalformedTask, HalfScalarIsRefused) {
+  const std::string s_type = "name = \"S\"\ntype = \"i32\"";
+  const std::string at = "task.toml:" + std::to_string(LineOf(s_type) + 1) + ": args.S.type: ";
+  std::string e = ErrorAfter(s_type, "name = \"S\"\ntype = \"f16\"");
+  EXPECT_NE(e.find(at), std::string::npos) << e;
+  EXPECT_NE(e.find("OpenCL"), std::string::npos) << e;
+  e = ErrorAfter(s_type, "name = \"S\"\ntype = \"u8\"");
+  EXPECT_NE(e.find(at), std::string::npos) << e;
+}
+
+// Issue 14 (9): settings are per-set values beyond the shape sizes; they are not sizes.
+TEST_F(MalformedTask, SettingsAreNotSizes) {
+  const std::string sizes = "sizes = [\"B\", \"S\", \"Hq\", \"Hkv\", \"D\"]\n";
+  const std::string with_scale = sizes + "settings = { scale = 0.5 }\n";
+  std::string e = ErrorAfterEdits(
+      {{sizes, with_scale},
+       {"shape = [\"B\", \"S\", \"Hq\", \"D\"]", "shape = [\"B\", \"S\", \"Hq\", \"scale\"]"}});
+  EXPECT_NE(e.find("args.q.shape: "), std::string::npos) << e;
+  EXPECT_NE(e.find("'scale' is a setting"), std::string::npos) << e;
+  e = ErrorAfter(sizes, sizes + "settings = { D = 2 }\n");
+  EXPECT_NE(e.find("task.toml:" + std::to_string(LineOf("sizes = ") + 1) + ": settings.D: "),
+            std::string::npos)
+      << e;
+  e = ErrorAfterEdits(
+      {{sizes, with_scale}, {"name = \"small\"\n", "name = \"small\"\nscale = \"big\"\n"}});
+  EXPECT_NE(e.find("check[0].scale: expected a number"), std::string::npos) << e;
+  e = ErrorAfterEdits(
+      {{sizes, with_scale}, {"name = \"small\"\n", "name = \"small\"\nscal = 0.1\n"}});
+  EXPECT_NE(e.find("check[0].scal: unknown key"), std::string::npos) << e;
+  EXPECT_NE(e.find("did you mean 'scale'?"), std::string::npos) << e;
+  // A setting that is not an integer at one set, read by an i32 scalar.
+  e = ErrorAfterEdits({{sizes, with_scale}, {"value = \"S\"", "value = \"S * scale * 2\""}});
+  EXPECT_EQ(e, "");
+  e = ErrorAfterEdits({{sizes, with_scale},
+                       {"name = \"ragged\"\n", "name = \"ragged\"\nscale = 0.25\n"},
+                       {"value = \"S\"", "value = \"S * scale * 2\""}});
+  // One line down: the settings line comes first.
+  EXPECT_NE(e.find("task.toml:" + std::to_string(LineOf("value = \"S\"") + 1) + ": args.S.value: "),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("'ragged'"), std::string::npos) << e;
+}
+
+// Issue 14 (9): a setting that differs between check sets reaches the scalar argument the
+// evaluator passes (ScalarArg, from the set's environment), floats intact.
+TEST(Task, PerSetSettingReachesScalarArgs) {
+  Task t = LoadTask(std::string(KF_TEST_DATA) + "/tasks/rmsnorm_eps");
+  ASSERT_EQ(t.check_sizes.size(), 2u);
+  EXPECT_DOUBLE_EQ(t.check_sizes[0].sizes.at("eps"), 1e-5);  // the default
+  EXPECT_DOUBLE_EQ(t.check_sizes[1].sizes.at("eps"), 1e-3);  // the set's own
+  EXPECT_DOUBLE_EQ(t.bench_sizes[0].sizes.at("eps"), 1e-5);
+  EXPECT_DOUBLE_EQ(t.check_sizes[1].sizes.at("C"), 33);
+  const ArgSpec& eps = t.args.back();
+  ASSERT_EQ(eps.name, "eps");
+  KernelArg small = ScalarArg(eps, SizesEnv(t.check_sizes[0].sizes));
+  KernelArg large = ScalarArg(eps, SizesEnv(t.check_sizes[1].sizes));
+  EXPECT_EQ(small.kind, KernelArg::Kind::kF32);
+  EXPECT_FLOAT_EQ(small.f32, 1e-5f);
+  EXPECT_FLOAT_EQ(large.f32, 1e-3f);
+  EXPECT_EQ(ScalarArg(t.args[3], SizesEnv(t.check_sizes[1].sizes)).i32, 33);
+  Kernel wrong = LoadKernelFile(t.PathOf("hardcoded_eps.cl"));
+  EXPECT_NO_THROW(CheckKernelSignature(t, wrong));
+}
+
+// Defects that used to pass the loader and failed (or misbehaved) later.
+TEST_F(MalformedTask, ValuesCheckedAtLoadTime) {
+  std::string e = ErrorAfter("name = \"record\"\ndevice_class = \"gpu\"\nB = 8\n",
+                             "name = \"record\"\ndevice_class = \"gpu\"\nB = 8000000000000\n");
+  EXPECT_NE(e.find("args.q.shape: "), std::string::npos) << e;
+  EXPECT_NE(e.find("too large"), std::string::npos) << e;
+  e = ErrorAfter("min_bytes = \"2 * 2 * B", "min_bytes = \"S / (B - 1) + 2 * 2 * B");
+  EXPECT_NE(e.find(At("min_bytes = ") + "cost.min_bytes: "), std::string::npos) << e;
+  EXPECT_NE(e.find("'small'"), std::string::npos) << e;
+  e = ErrorAfter("atol = 1e-3", "atol = nan");
+  EXPECT_NE(e.find(At("atol = 1e-3") + "tolerance.atol: "), std::string::npos) << e;
+  e = ErrorAfter("max_bad_ratio = 1e-3", "max_bad_ratio = 2");
+  EXPECT_NE(e.find("tolerance.max_bad_ratio: "), std::string::npos) << e;
+  e = ErrorAfter("std = 1.0 }", "std = inf }");
+  EXPECT_NE(e.find("args.q.init.std: "), std::string::npos) << e;
+  e = ErrorAfter("device_class = \"gpu\"", "device_class = \"gpus\"");
+  EXPECT_NE(e.find(At("device_class = \"gpu\"") + "bench[0].device_class: "), std::string::npos)
+      << e;
+  EXPECT_NE(e.find("did you mean 'gpu'?"), std::string::npos) << e;
+  e = ErrorAfter("name = \"ragged\"", "name = \"small\"");
+  EXPECT_NE(e.find(At("name = \"ragged\"") + "check[1].name: "), std::string::npos) << e;
+  e = ErrorAfter("sizes = [\"B\"", "sizes = [\"B B\"");
+  EXPECT_NE(e.find(At("sizes = ") + "sizes: "), std::string::npos) << e;
+}
+
+// A kernel file must be a readable file name: a folder is not one, and a name too long for the
+// file system is an InputError, not a std::filesystem_error.
+TEST_F(MalformedTask, KernelFileThatIsNotAFile) {
+  std::string e = ErrorAfter("baseline = { cuda = \"baseline.cu\"", "baseline = { cuda = \".\"");
+  EXPECT_NE(e.find(At("baseline = {") + "kernels.baseline.cuda: "), std::string::npos) << e;
+  e = ErrorAfter("baseline = { cuda = \"baseline.cu\"",
+                 "baseline = { cuda = \"" + std::string(300, 'x') + ".cu\"");
+  EXPECT_NE(e.find(At("baseline = {") + "kernels.baseline.cuda: "), std::string::npos) << e;
+}
+
+// Found by reasoning about the fuzzer's reach: the expression parser recurses once per nesting
+// level, so a deep expression in task.toml overflowed the stack. Expressions are bounded.
+TEST_F(MalformedTask, DeepExpressionIsAnInputError) {
+  std::string deep = std::string(30000, '(') + "S" + std::string(30000, ')');
+  std::string e = ErrorAfter("value = \"S\"", "value = \"" + deep + "\"");
+  EXPECT_NE(e.find(At("value = \"S\"") + "args.S.value: longer than"), std::string::npos)
+      << e.substr(0, 200);
+}
+
+// The fuzzer's entry point: the same task from text as from the folder, the same errors.
+TEST(Task, LoadsFromText) {
+  const std::string dir = std::string(KF_TASKS) + "/rope_llama3";
+  std::ifstream in(dir + "/task.toml");
+  std::stringstream text;
+  text << in.rdbuf();
+  Task t = LoadTaskFromText(dir, text.str());
+  EXPECT_EQ(t.name, "rope_llama3");
+  EXPECT_EQ(t.args.size(), LoadTask(dir).args.size());
+  try {
+    LoadTaskFromText(dir, "name = \"x\"\nop_class = \"rope");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rope_llama3/task.toml:2: syntax"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(LoadTaskFromText(dir, "name = \"x\"\nop_class = \"rope\"\nbogus = 1\n"), InputError);
 }
 
 TEST(TaskSignature, MismatchNamesKernelFile) {

@@ -1,0 +1,14 @@
+// Wrong on purpose: uses eps = 1e-5 whatever the size set gives, so it passes the `small` check
+// set and fails `large_eps`.
+// @kernel rmsnorm_hardcoded
+// @grid ceil_div(R, 64)
+// @block 64
+__kernel void rmsnorm_hardcoded(__global const float* x, __global float* y, int R, int C,
+                                float eps) {
+  int r = get_global_id(0);
+  if (r >= R) return;
+  float sum = 0.0f;
+  for (int c = 0; c < C; ++c) sum += x[r * C + c] * x[r * C + c];
+  float scale = rsqrt(sum / C + 1e-5f);
+  for (int c = 0; c < C; ++c) y[r * C + c] = x[r * C + c] * scale;
+}
