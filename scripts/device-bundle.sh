@@ -12,7 +12,10 @@ for b in build/src/kfoundry build/tests/kf_unit_tests build/tests/kf_integration
   strip -o ".device/$(basename "$b")" "$b"
 done
 if [ -n "${KF_BEFORE_BINARY:-}" ]; then strip -o .device/kfoundry-before "$KF_BEFORE_BINARY"; fi
-for lib in libfmt.so.9 libtomlplusplus.so.3 libxxhash.so.0; do
-  cp -L "/lib/x86_64-linux-gnu/$lib" .device/lib/
-done
+# Every shared library the binaries load but the C runtime's own (libcurl brings a dozen the GPU
+# machine may lack or have in other versions; built against Debian 12's glibc, they run on newer).
+ldd build/src/kfoundry build/tests/kf_integration_tests | awk '/=> \//{print $3}' | sort -u |
+  grep -Ev '/(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+|ld-linux[^/]*)\.so' |
+  grep -Ev '/libOpenCL\.so' |
+  while read -r lib; do cp -L "$lib" .device/lib/; done
 du -sh .device

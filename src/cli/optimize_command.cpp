@@ -152,6 +152,14 @@ void ApplySettings(const nlohmann::json& s, OptimizeArgs& a) {
   if (s.contains("llm")) ApplyLlmSettings(s["llm"], a);
 }
 
+// The store's URL as a command the tool prints gives it: a SQLite path made absolute, so the
+// command works pasted in another folder.
+std::string AbsoluteStore(const std::string& url) {
+  std::string path = url.rfind("sqlite:", 0) == 0 ? url.substr(7) : url;
+  if (path.find("://") != std::string::npos || path.empty()) return url;
+  return "sqlite:" + fs::absolute(path).lexically_normal().string();
+}
+
 // TASK as a command the tool prints must name it: the bundled name where that finds this task,
 // else its folder.
 std::string TaskArgument(const std::string& name, const std::string& dir) {
@@ -511,7 +519,7 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
              a.tune_budget, a.proposer, a.in_flight, a.seed, a.store);
   if (!existing)
     fmt::print(stderr, "(if it is interrupted: kfoundry optimize --store {} --resume {})\n",
-               a.store, run.name);
+               AbsoluteStore(a.store), run.name);
   const DescriptorSpace descriptors = DescriptorSpace::Load(DefaultDescriptorFile());
   std::unique_ptr<Proposer> proposer;
   LlmProposerSetup llm;

@@ -91,7 +91,8 @@ Tokens Trim(Tokens t) {
   return t;
 }
 
-Tokens Expand(const Tokens& in, const Macros& macros, std::set<std::string> disabled, int depth);
+Tokens Expand(const Tokens& in, const Macros& macros, const std::set<std::string>& disabled,
+              int depth);
 
 // A function-like macro's body with its arguments in: pasted ones raw, the others expanded.
 Tokens Substitute(const Macro& m, const std::vector<Tokens>& args, const Macros& macros,
@@ -151,7 +152,8 @@ Tokens Substitute(const Macro& m, const std::vector<Tokens>& args, const Macros&
   return pasted;
 }
 
-Tokens Expand(const Tokens& in, const Macros& macros, std::set<std::string> disabled, int depth) {
+Tokens Expand(const Tokens& in, const Macros& macros, const std::set<std::string>& disabled,
+              int depth) {
   if (depth > 64) return in;  // a runaway definition: leave the rest as written
   Tokens out;
   for (size_t i = 0; i < in.size(); ++i) {
