@@ -65,11 +65,7 @@ void PrintEvaluation(const Evaluation& ev, double peak_gbs, const std::string& p
                    peak_source);
       }
       fmt::print("\n");
-      if (ev.roofline_fraction && *ev.roofline_fraction > 1.0)
-        fmt::print(
-            "warning     over 100% of the device's peak: the peak figure is low (measure it "
-            "again with --remeasure-bandwidth) or the kernel moves fewer bytes than the task's "
-            "min_bytes says\n");
+      WarnIfOverPeak(ev);
     }
   }
   if (!ev.descriptor.empty()) {
@@ -115,6 +111,14 @@ int EvalInProcess(const EvalArgs& a, const Task& task) {
 }
 
 }  // namespace
+
+void WarnIfOverPeak(const Evaluation& ev) {
+  if (ev.roofline_fraction && *ev.roofline_fraction > 1.0)
+    fmt::print(
+        "warning     over 100% of the device's peak: the peak figure is low (measure it again "
+        "with --remeasure-bandwidth) or the kernel moves fewer bytes than the task's min_bytes "
+        "says\n");
+}
 
 int RunEval(const EvalArgs& a, const std::string& self) {
   Task task = FindTask(a.task);

@@ -21,4 +21,7 @@ struct EvalArgs {
 
 int RunEval(const EvalArgs& args, const std::string& self);
 
+// The text output's warning for a kernel shown over 100% of the device's peak bandwidth.
+void WarnIfOverPeak(const Evaluation& ev);
+
 }  // namespace kf

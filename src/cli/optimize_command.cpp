@@ -12,6 +12,7 @@
 
 #include "backend/registry.hpp"
 #include "cli/device_context.hpp"
+#include "cli/eval_command.hpp"
 #include "cli/llm_setup.hpp"
 #include "core/codec.hpp"
 #include "core/input_error.hpp"
@@ -437,11 +438,7 @@ int PrintText(const RunSummary& s, const Totals& t, const OptimizeArgs& a,
     if (run.roofline_fraction)
       fmt::print(" = {:.1f}% of the measured copy bandwidth", 100 * *run.roofline_fraction);
     fmt::print("\n");
-    if (run.roofline_fraction && *run.roofline_fraction > 1.0)
-      fmt::print(
-          "warning     over 100% of the device's peak: the peak figure is low (measure it again "
-          "with --remeasure-bandwidth) or the kernel moves fewer bytes than the task's "
-          "min_bytes says\n");
+    WarnIfOverPeak(run);
   }
   fmt::print("kernel      {}\n", best_file);
   fmt::print("check it    kfoundry eval {} {}{}\n", TaskArgument(s.run.task, a.task_dir), best_file,

@@ -189,10 +189,7 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
               previous && p.out_of_tol == 0 && p.bad_ratio() <= task_.tolerance.max_bad_ratio;
         }
         if (previous) {
-          return Fail(ev, Status::kIncorrect,
-                      fmt::format("the output is the previous launch's result, not this one's: "
-                                  "state carried between launches ({})",
-                                  where));
+          return CarriedOver(ev, where);
         }
         return Fail(ev, verdict->first, verdict->second);
       }

@@ -87,10 +87,7 @@ bool Evaluator::CheckOnHost(const Kernel& kernel, const Config& config, LoadedKe
       RecordFigures(figures, ev);
       if (verdict) {
         if (!previous_ref.empty() && !HostVerdict(task_, previous_ref, out, where, nullptr)) {
-          return Fail(ev, Status::kIncorrect,
-                      fmt::format("the output is the previous launch's result, not this one's: "
-                                  "state carried between launches ({})",
-                                  where));
+          return CarriedOver(ev, where);
         }
         return Fail(ev, verdict->first, verdict->second);
       }

@@ -8,6 +8,13 @@
 
 namespace kf {
 
+bool CarriedOver(Evaluation& ev, const std::string& where) {
+  return Fail(ev, Status::kIncorrect,
+              fmt::format("the output is the previous launch's result, not this one's: state "
+                          "carried between launches ({})",
+                          where));
+}
+
 bool Fail(Evaluation& ev, Status s, std::string reason) {
   ev.status = s;
   ev.reason = std::move(reason);

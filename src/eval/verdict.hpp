@@ -17,6 +17,8 @@ namespace kf {
 
 // Sets the evaluation's status and reason; false, so that a check can `return Fail(...)`.
 bool Fail(Evaluation& ev, Status s, std::string reason);
+// The output matched the previous launch's reference, not this one's: state carried over.
+bool CarriedOver(Evaluation& ev, const std::string& where);
 // The compile log with the driver's name for the source (PoCL's temporary file, "<kernel>",
 // NVRTC's "candidate.cu") replaced by `path`, the kernel's own file (the source is compiled as it
 // is, so the lines match): FILE:LINE:COL then points at what the user wrote. "" keeps the log.

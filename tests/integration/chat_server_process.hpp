@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "kf_process.hpp"
+
 namespace kf::testing {
 
 class ScriptedChatServer {
@@ -95,13 +97,6 @@ class ScriptedChatServer {
 // A reply that answers with `text` (a kernel in a code block, prose, edits).
 inline nlohmann::json Reply(const std::string& text) {
   return {{"content", text}};
-}
-
-inline std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace kf::testing

@@ -24,10 +24,7 @@ namespace fs = std::filesystem;
 using testing::RunKfoundry;
 
 std::string Scratch(const std::string& name) {
-  std::string dir = fmt::format("{}/optimize.{}.{}", KF_TEST_CACHE, name, getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return testing::Scratch("optimize", name);
 }
 
 constexpr int kBudget = 16;

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -19,6 +20,13 @@ namespace kf::testing {
 inline std::string KfBinary() {
   const char* b = std::getenv("KF_TEST_BINARY");
   return b && *b ? b : KF_BINARY;
+}
+
+inline std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 struct KfResult {
@@ -40,12 +48,17 @@ inline KfResult RunKfoundry(const std::string& args, const std::string& env = ""
   while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.out.append(buf, n);
   int status = pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.err = ss.str();
+  r.err = ReadText(err_file);
   r.json = nlohmann::json::parse(r.out, nullptr, false);
   return r;
+}
+
+// A fresh folder for one test's files: KF_TEST_CACHE/PREFIX.NAME.PID, emptied first.
+inline std::string Scratch(const std::string& prefix, const std::string& name) {
+  std::string dir = fmt::format("{}/{}.{}.{}", KF_TEST_CACHE, prefix, name, getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 }  // namespace kf::testing

@@ -25,10 +25,7 @@ using testing::RunKfoundry;
 using testing::ScriptedChatServer;
 
 std::string Scratch(const std::string& name) {
-  std::string dir = fmt::format("{}/llm.{}.{}", KF_TEST_CACHE, name, getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return testing::Scratch("llm", name);
 }
 
 std::string Task(const std::string& file) {

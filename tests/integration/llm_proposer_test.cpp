@@ -11,6 +11,7 @@
 
 #include "chat_server_process.hpp"
 #include "core/task.hpp"
+#include "kf_process.hpp"
 
 namespace kf {
 namespace {
@@ -21,10 +22,7 @@ using testing::ScriptedChatServer;
 const std::string kPrompts = std::string(KF_TEST_DATA) + "/../../prompts";
 
 std::string Scratch(const std::string& name) {
-  std::string dir = fmt::format("{}/llm-proposer.{}.{}", KF_TEST_CACHE, name, getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return testing::Scratch("llm-proposer", name);
 }
 
 nlohmann::json KernelReply() {

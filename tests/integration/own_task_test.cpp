@@ -20,24 +20,14 @@ namespace fs = std::filesystem;
 using testing::RunKfoundry;
 
 std::string Scratch(const std::string& name) {
-  std::string dir = fmt::format("{}/own.{}.{}", KF_TEST_CACHE, name, getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string Read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return testing::Scratch("own", name);
 }
 
 // The bundled rope task copied under a name of the user's own: not a bundled task.
 std::string OwnTask(const std::string& dir) {
   std::string task = dir + "/my_rope";
   fs::copy(std::string(KF_TASKS) + "/rope_llama3", task);
-  std::string toml = Read(task + "/task.toml");
+  std::string toml = testing::ReadText(task + "/task.toml");
   toml = std::regex_replace(toml, std::regex("name = \"rope_llama3\""), "name = \"my_rope\"");
   std::ofstream(task + "/task.toml") << toml;
   return task;
@@ -81,7 +71,8 @@ TEST(OpenCLOwnTask, ThePrintedCommandsWorkAndAResumeLeavesTheBestFileAlone) {
   ASSERT_EQ(resumed.exit_code, 0) << m[1].str() << "\n" << resumed.err;
   EXPECT_EQ(resumed.json["totals"]["judged_now"], 0);
   EXPECT_EQ(resumed.json["totals"]["reverified_now"], 0);
-  EXPECT_NE(Read(best).find("// the user's note"), std::string::npos) << "best file rewritten";
+  EXPECT_NE(testing::ReadText(best).find("// the user's note"), std::string::npos)
+      << "best file rewritten";
 
   // The archive's speedups are against one baseline time, said in the header.
   std::smatch header;
@@ -133,11 +124,11 @@ TEST(OpenCLOwnTask, OnePeakBandwidthPerDeviceMeasuredAgainOnlyWhenAsked) {
   ASSERT_GT(first, 0);
   EXPECT_NEAR(second, first, 1e-6 * first) << "the cached figure is used again";
   ASSERT_EQ(peak_files().size(), 1u);
-  nlohmann::json cached = nlohmann::json::parse(Read(peak_files()[0]));
+  nlohmann::json cached = nlohmann::json::parse(testing::ReadText(peak_files()[0]));
   EXPECT_EQ(cached.value("token", "x"), "");
   peak("--remeasure-bandwidth");
   ASSERT_EQ(peak_files().size(), 1u) << "still one figure for the device";
-  nlohmann::json again = nlohmann::json::parse(Read(peak_files()[0]));
+  nlohmann::json again = nlohmann::json::parse(testing::ReadText(peak_files()[0]));
   EXPECT_NE(again.value("token", ""), "") << "measured again when asked";
   double after = peak("");
   EXPECT_NEAR(after, again["gbs"].get<double>(), 1e-6 * after);
