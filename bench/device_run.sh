@@ -2,11 +2,13 @@
 # The GPU machine's command (run from the repository root there, with .device carried; see
 # scripts/device-bundle.sh). Runs the unit and integration tests (CUDA included), then the rope
 # evaluations and the PyTorch baselines, writing everything under $OUT. Modes: all (default),
-# templates, tune, corpus, optimize [BUDGET [SECONDS]], tests (the CUDA tests alone),
+# templates, tune, corpus, optimize [BUDGET [SECONDS]], tests (the CUDA tests alone; the
+# integration filter is $KF_GTEST_FILTER, default Cuda*:Cli*:Builder*),
 # async SECONDS NAME... (issue 11: optimize at the size of record for SECONDS with the GPU's
 # utilisation sampled by nvidia-smi; NAME is before — .device/kfoundry-before, the engine before
 # issue 11 —, afterN — this build with --in-flight N — or walkN — the same with the example
-# command proposer). KF_OPTIMIZE_EXTRA is added to each optimize command line.
+# command proposer; beforewalkN: that with kfoundry-before; KF_WALK_ARGS is added to the
+# proposer's command). KF_OPTIMIZE_EXTRA is added to each optimize command line.
 set -uo pipefail
 OUT=${OUT:-/tmp/kf-out}
 mkdir -p "$OUT"
@@ -23,7 +25,7 @@ $kf devices 2>&1 | tee -a "$OUT/machine.txt"
 
 if [ "${1:-all}" = tests ]; then
   .device/kf_unit_tests --gtest_brief=1 2>&1 | tail -n 5 | tee "$OUT/unit.txt"
-  .device/kf_integration_tests --gtest_filter='Cuda*:Cli*:Builder*' --gtest_brief=1 2>&1 | tail -n 30 | tee "$OUT/integration.txt"
+  .device/kf_integration_tests --gtest_filter="${KF_GTEST_FILTER:-Cuda*:Cli*:Builder*}" --gtest_brief=1 2>&1 | tail -n 60 | tee "$OUT/integration.txt"
   exit 0
 fi
 if [ "${1:-all}" = async ]; then
@@ -34,8 +36,10 @@ if [ "${1:-all}" = async ]; then
     case $name in
       before) bin=.device/kfoundry-before ;;
       after*) extra=(--in-flight "${name#after}") ;;
-      walk*) extra=(--in-flight "${name#walk}" --proposer command
-                    --proposer-cmd "python3 examples/proposers/param_walk.py --templates") ;;
+      walk*|beforewalk*) n=${name#before}
+                    extra=(--in-flight "${n#walk}" --proposer command
+                    --proposer-cmd "python3 examples/proposers/param_walk.py --templates ${KF_WALK_ARGS:-}")
+                    [ "$n" = "$name" ] || bin=.device/kfoundry-before ;;
     esac
     nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 > "$OUT/smi_$name.csv" &
     smi=$!

@@ -13,6 +13,8 @@ same answer.
   --json         answer with a JSON object {"source", "name", "notes"} instead of the bare source
   --templates    walk from the parent, an inspiration or one of the task's own templates (read
                  from the task folder the request names), chosen at random: a longer search
+  --steps N      take 1 to N walks in a row (default 1): a wider neighbourhood, so a long search
+                 at many evaluations a second runs out of new kernels later
 """
 import argparse
 import json
@@ -66,7 +68,9 @@ def walk(source, config, rng):
                 default = str(rng.choice(numbers))
             lines[i] = f"{m.group(1)}{name}{m.group(3)}[{', '.join(map(str, numbers))}] default {default}"
             done.append(f"{what}, default {default}")
-        elif name in config:  # the other parameters start from the parent's best value
+        elif name in config and config[name] in [v.strip() for v in m.group(4).split(",")]:
+            # the other parameters start from the parent's best value (when an earlier step of
+            # this walk has not dropped it)
             rest = re.sub(r"\s+default\s+\S+", "", m.group(5))
             lines[i] = f"{m.group(1)}{name}{m.group(3)}[{m.group(4)}] default {config[name]}{rest}"
     return "\n".join(lines), "; ".join(done)
@@ -77,6 +81,7 @@ def main():
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--templates", action="store_true")
+    parser.add_argument("--steps", type=int, default=1)
     args = parser.parse_args()
     request = json.load(sys.stdin)
     if args.delay > 0:
@@ -98,8 +103,15 @@ def main():
                 pass
     source, config = rng.choice(bases)
     config = {k: str(v) for k, v in config.items()}
-    source, what = walk(source, config, rng)
-    if source is None:
+    steps = []
+    for _ in range(rng.randint(1, max(1, args.steps))):
+        walked, what = walk(source, config, rng)
+        if walked is None:
+            break
+        source = walked
+        steps.append(what)
+    what = "; then ".join(steps)
+    if not steps:
         print(json.dumps({"nothing_new": True, "notes": "no numeric parameter list to walk"}))
         return
     target = (request.get("target_cell") or {}).get("description", "")

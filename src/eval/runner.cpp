@@ -10,19 +10,36 @@ void RunQueue::Push(RunJob job) {
   wake_.notify_all();
 }
 
+namespace {
+
+std::optional<RunJob> TakeFirst(std::deque<RunJob>& jobs, int index) {
+  for (auto it = jobs.begin(); it != jobs.end(); ++it) {
+    if (it->pinned < 0 || it->pinned == index) {
+      RunJob job = std::move(*it);
+      jobs.erase(it);
+      return job;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<RunJob> RunQueue::Pop(int index) {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    for (auto it = jobs_.begin(); it != jobs_.end(); ++it) {
-      if (it->pinned < 0 || it->pinned == index) {
-        RunJob job = std::move(*it);
-        jobs_.erase(it);
-        return job;
-      }
-    }
+    if (std::optional<RunJob> job = TakeFirst(jobs_, index)) return job;
     if (closed_) return std::nullopt;
+    ++waiting_;
     wake_.wait(lock);
+    --waiting_;
   }
+}
+
+std::optional<RunJob> RunQueue::TryPop(int index) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (waiting_ > 0) return std::nullopt;
+  return TakeFirst(jobs_, index);
 }
 
 void RunQueue::Close() {
@@ -80,18 +97,32 @@ void Runner::Work(std::promise<ExecutorInfo> ready) {
     return;
   }
   ready.set_value(supervisor->info());
-  while (std::optional<RunJob> job = queue_.Pop(index_)) {
-    if (job->cancelled && job->cancelled()) {
-      RunReply skipped;
-      skipped.cancelled = true;
-      skipped.runner = index_;
-      job->done(std::move(skipped));
+  auto skipped = [&](RunJob& job) {
+    if (!job.cancelled || !job.cancelled()) return false;
+    RunReply reply;
+    reply.cancelled = true;
+    reply.runner = index_;
+    job.done(std::move(reply));
+    return true;
+  };
+  std::optional<RunJob> job = queue_.Pop(index_);
+  std::optional<int> ticket;  // set when `job` was sent ahead
+  while (job) {
+    if (!ticket && skipped(*job)) {
+      job = queue_.Pop(index_);
       continue;
     }
     auto start = std::chrono::steady_clock::now();
     RunReply reply;
+    std::optional<RunJob> next;
+    std::optional<int> next_ticket;
     try {
-      reply = supervisor->Run(job->request);
+      int t = ticket ? *ticket : supervisor->Submit(job->request);
+      next = queue_.TryPop(index_);
+      if (next && skipped(*next)) next.reset();
+      // Without room in the channel now, it is sent when its turn comes.
+      if (next) next_ticket = supervisor->SubmitAhead(next->request);
+      reply = supervisor->Await(t);
     } catch (const std::exception& e) {
       reply.tool_error = e.what();  // the tool failed, not the candidate: the caller stops
     }
@@ -104,6 +135,8 @@ void Runner::Work(std::promise<ExecutorInfo> ready) {
       counters_ = supervisor->counters();
     }
     job->done(std::move(reply));
+    ticket = next_ticket;
+    job = next ? std::move(next) : queue_.Pop(index_);
   }
 }
 

@@ -2,7 +2,10 @@
 // Runners: one per device, each a thread that owns that device's supervised executor and runs one
 // candidate at a time (timing stays honest: nothing else runs on the device meanwhile). Runners
 // take their work from one shared queue, so a free device takes the next candidate; a job may be
-// pinned to one runner (the final re-verification runs on one device).
+// pinned to one runner (the final re-verification runs on one device). While its executor runs
+// one candidate, a runner sends it the next (Supervisor::SubmitAhead), so the device does not
+// wait for a round trip between two candidates; the next one still starts only when the first
+// is done.
 
 #include <chrono>
 #include <condition_variable>
@@ -32,6 +35,9 @@ class RunQueue {
   void Push(RunJob job);
   // The next job runner `index` may take; nullopt once closed and drained.
   std::optional<RunJob> Pop(int index);
+  // A job runner `index` may take now, without waiting, and only while no runner is waiting for
+  // one (a runner that takes a job ahead must not take it from an idle device).
+  std::optional<RunJob> TryPop(int index);
   void Close();  // wakes every runner; jobs still queued are run first
   int size() const;
 
@@ -40,6 +46,7 @@ class RunQueue {
   std::condition_variable wake_;
   std::deque<RunJob> jobs_;
   bool closed_ = false;
+  int waiting_ = 0;  // runners blocked in Pop
 };
 
 class Runner {

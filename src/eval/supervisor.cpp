@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "core/codec.hpp"
 #include "eval/executor_main.hpp"
@@ -85,10 +86,43 @@ void Supervisor::Start() {
   info_.peak_source = ready.value("peak_source", "");
 }
 
-RunReply Supervisor::Run(const RunRequest& request) {
-  if (!process_.running()) Start();
+bool Supervisor::SendTo(Sent& s, bool wait) {
+  nlohmann::json message = {{"id", s.id}, {"op", "run"}, {"run", RunRequestToJson(s.request)}};
+  s.sent = wait ? process_.Send(message) : process_.SendIfRoom(message);
+  return s.sent;
+}
+
+int Supervisor::Submit(RunRequest request) {
+  Sent& s = queued_.emplace_back(Sent{++next_id_, std::move(request)});
+  // Sent now when the executor can take it; otherwise (a dead executor, or one whose channel is
+  // full) by Await, after a restart if need be.
+  if (process_.running() && queued_.size() == 1) SendTo(s, true);
+  return s.id;
+}
+
+std::optional<int> Supervisor::SubmitAhead(RunRequest request) {
+  if (!process_.running() || queued_.empty() || !queued_.back().sent) return std::nullopt;
+  Sent s{next_id_ + 1, std::move(request)};
+  if (!SendTo(s, false)) return std::nullopt;
+  ++next_id_;
+  queued_.push_back(std::move(s));
+  return queued_.back().id;
+}
+
+RunReply Supervisor::Await(int ticket) {
+  if (queued_.empty() || queued_.front().id != ticket)
+    throw std::logic_error("Supervisor::Await: replies are awaited in the order sent");
+  struct PopFront {  // however this ends, the candidate leaves the queue
+    std::deque<Sent>& q;
+    ~PopFront() { q.pop_front(); }
+  } pop{queued_};
+  const RunRequest& request = queued_.front().request;
+  if (!process_.running()) {
+    Start();
+    for (Sent& s : queued_) s.sent = false;
+  }
   Clock::time_point started = Clock::now();
-  int id = ++next_id_;
+  const int id = ticket;
   EvalPlace place;                        // where the executor last said it was
   std::vector<unsigned long long> seeds;  // the check seeds it drew, in order
   // " (check at size set 'ragged', seed 42, candidate launch)", once there are inputs.
@@ -105,14 +139,18 @@ RunReply Supervisor::Run(const RunRequest& request) {
     ++counters_.verdicts[std::string(StatusName(status))];
     return reply;
   };
-
   std::string phase = "host";
   int launches = 1;
   Clock::time_point deadline = DeadlineIn(PhaseSeconds(phase, 1));
-  if (!process_.Send({{"id", id}, {"op", "run"}, {"run", RunRequestToJson(request)}})) {
+  // What an earlier fault left unsent goes now: this candidate (waiting), the one behind it if it
+  // fits.
+  if (!queued_.front().sent && !SendTo(queued_.front(), true)) {
     std::string why = process_.DescribeExit("the executor");
     process_.Stop();
     return fault(Status::kCrash, why + " before the candidate was sent");
+  }
+  for (size_t i = 1; i < queued_.size() && !queued_[i].sent; ++i) {
+    if (!SendTo(queued_[i], false)) break;
   }
   for (;;) {
     nlohmann::json message;

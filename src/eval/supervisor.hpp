@@ -8,8 +8,10 @@
 // device error found by the health check after each candidate) gives `crash` with what was
 // learned. The supervisor never opens a device: only executors do.
 
+#include <deque>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "core/candidate.hpp"
@@ -74,7 +76,15 @@ class Supervisor {
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
 
-  RunReply Run(const RunRequest& request);
+  // A candidate's evaluation: sent with `Submit`, its reply taken with `Await`, in the order
+  // sent. `SubmitAhead` sends a second candidate while the first runs, so the executor starts it
+  // the moment it answers the first (no round trip between candidates); it sends nothing and
+  // returns nullopt when the channel has no room for it now. A candidate that was sent ahead to
+  // an executor that then died is sent again to the next one.
+  int Submit(RunRequest request);
+  std::optional<int> SubmitAhead(RunRequest request);
+  RunReply Await(int ticket);
+  RunReply Run(const RunRequest& request) { return Await(Submit(request)); }
   Evaluation Evaluate(const Kernel& kernel, const Config& config) {
     return Run(RunRequest{{kernel, config}, std::nullopt}).evaluation;
   }
@@ -85,7 +95,13 @@ class Supervisor {
   pid_t executor_pid() const { return process_.pid(); }
 
  private:
+  struct Sent {
+    int id;
+    RunRequest request;
+    bool sent = false;  // to the executor now running
+  };
   void Start();
+  bool SendTo(Sent& s, bool wait);
   double PhaseSeconds(const std::string& phase, int launches) const;
 
   ExecutorOptions options_;
@@ -93,6 +109,7 @@ class Supervisor {
   ExecutorInfo info_;
   WorkerProcess process_;
   int next_id_ = 0;
+  std::deque<Sent> queued_;  // submitted, reply not yet awaited; the first is the one running
 };
 
 }  // namespace kf

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -62,6 +63,7 @@ nlohmann::json WorkerProcess::Start(const std::vector<std::string>& argv_in, dou
   fcntl(stderr_from_child_, F_SETFL, O_NONBLOCK);
   pid_ = pid;
   to_child_ = request[1];
+  fcntl(to_child_, F_SETPIPE_SZ, 1 << 20);  // room for a candidate sent ahead (best effort)
   from_child_ = reply[0];
   pending_.clear();
 
@@ -80,6 +82,15 @@ nlohmann::json WorkerProcess::Start(const std::vector<std::string>& argv_in, dou
 
 bool WorkerProcess::Send(const nlohmann::json& message) {
   return to_child_ >= 0 && SendMessage(to_child_, message);
+}
+
+bool WorkerProcess::SendIfRoom(const nlohmann::json& message) {
+  if (to_child_ < 0) return false;
+  std::string line = message.dump() + "\n";
+  int capacity = fcntl(to_child_, F_GETPIPE_SZ), queued = 0;
+  if (capacity <= 0 || ioctl(to_child_, FIONREAD, &queued) != 0) return false;
+  if (static_cast<size_t>(queued) + line.size() > static_cast<size_t>(capacity)) return false;
+  return WriteAll(to_child_, line);
 }
 
 void WorkerProcess::ForwardStderr(bool drain) {

@@ -45,6 +45,9 @@ class WorkerProcess {
   pid_t pid() const { return pid_; }
 
   bool Send(const nlohmann::json& message);
+  // Sends only when the channel has room for the whole message now (never blocks): a message
+  // sent ahead must not leave the parent stuck in a write while the worker is busy.
+  bool SendIfRoom(const nlohmann::json& message);
   // Reads one message into `out`, waiting at most until `deadline`.
   ReadResult Read(Clock::time_point deadline, nlohmann::json* out);
   // Closing the channel asks a healthy worker to exit; one that does not within 0.5 s is killed.
