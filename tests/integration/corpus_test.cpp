@@ -1,7 +1,8 @@
 // The bad-kernel corpus through the judge (builders where the backend compiles offline, the
 // supervised executor): every kernel must get its verdict and reason
 // (tests/data/corpus/corpus.toml), and a search-sized stream of bad kernels mixed with good ones
-// must end with every good kernel `ok` and no worker process left behind.
+// must end with every good kernel `ok` and no worker process left behind; candidates sent ahead
+// to an executor come back in order, and survive a crash of the one before them.
 
 #include "eval/corpus.hpp"
 
@@ -14,9 +15,11 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/task.hpp"
 #include "eval/judge.hpp"
+#include "eval/supervisor.hpp"
 #include "kf_process.hpp"
 #include "search/classifier.hpp"
 
@@ -127,6 +130,34 @@ TEST_P(Corpus, StreamOfHundredsKeepsEveryGoodKernelOkAndLeavesNoExecutor) {
   EXPECT_EQ(r.count_by_status["ok"], static_cast<int>(items.size() - items.size() / 3));
   judge_.reset();
   EXPECT_TRUE(ChildProcesses().empty()) << "worker processes left behind";
+}
+
+// Candidates sent ahead: replies come back in the order sent, each its own; a crash of the one
+// running costs the executor, and what was sent ahead to it is sent again to the next one.
+TEST_P(Corpus, CandidatesSentAheadSurviveACrashOfTheOneBeforeThem) {
+  std::string ext = lang_ == Language::kCuda ? ".cu" : ".cl";
+  Kernel crash = LoadKernelFile(std::string(KF_TEST_DATA) + "/corpus/null_write" + ext);
+  Kernel good = LoadKernelFile(task_.PathOf("rope_vec8" + ext));
+  Kernel slow = LoadKernelFile(task_.PathOf("baseline" + ext));
+  Supervisor supervisor(FastOptions(GetParam()));
+  auto request = [](const Kernel& k, const Config& c) { return RunRequest{{k, c}, std::nullopt}; };
+  int first = supervisor.Submit(request(crash, crash.ResolveConfig({})));
+  std::optional<int> second =
+      supervisor.SubmitAhead(request(good, good.ResolveConfig({{"HPT", "2"}})));
+  std::optional<int> third = supervisor.SubmitAhead(request(slow, slow.ResolveConfig({})));
+  ASSERT_TRUE(second && third) << "a small request fits an empty channel";
+  EXPECT_THROW(supervisor.Await(*second), std::logic_error);  // not before the first
+  RunReply a = supervisor.Await(first);
+  EXPECT_EQ(a.evaluation.status, Status::kCrash) << a.evaluation.reason;
+  RunReply b = supervisor.Await(*second);
+  EXPECT_EQ(b.evaluation.status, Status::kOk) << b.evaluation.reason;
+  EXPECT_EQ(b.evaluation.config.at("HPT"), "2");
+  RunReply c = supervisor.Await(*third);
+  EXPECT_EQ(c.evaluation.status, Status::kOk) << c.evaluation.reason;
+  EXPECT_TRUE(c.evaluation.config.empty() || !c.evaluation.config.count("HPT"));
+  EXPECT_EQ(supervisor.counters().restarts, 1);
+  // Sent ahead after the restart, and the queue empty again: a plain Run still works.
+  EXPECT_EQ(supervisor.Evaluate(good, good.ResolveConfig({})).status, Status::kOk);
 }
 
 TEST_P(Corpus, ADestroyedJudgeTakesItsWorkersWithIt) {
