@@ -379,8 +379,8 @@ nlohmann::json TaskToJson(const Task& t, std::optional<Language> with_reference)
                         {"check_sizes", SizeSetsJson(t.check_sizes)},
                         {"bench_sizes", SizeSetsJson(t.bench_sizes)},
                         {"tolerance",
-                         {{"atol", t.tolerance.atol},
-                          {"rtol", t.tolerance.rtol},
+                         {{"atol", t.tolerance.atol.text()},
+                          {"rtol", t.tolerance.rtol.text()},
                           {"max_bad_ratio", t.tolerance.max_bad_ratio}}},
                         {"min_bytes", t.min_bytes.text()},
                         {"flops", t.flops ? nlohmann::json(t.flops->text()) : nullptr}};

@@ -253,13 +253,26 @@ ArgRole ParseRole(const TaskReader& r, const toml::node* n, const std::string& f
   r.Fail(n, field, "expected \"in\", \"out\" or \"inout\", got \"" + s + "\"");
 }
 
+bool IsCsr(const InitSpec& init) {
+  return init.kind == InitSpec::Kind::kCsrRowPtr || init.kind == InitSpec::Kind::kCsrColIdx;
+}
+
 InitSpec ParseInit(const TaskReader& r, const toml::node* n, const std::string& field,
                    const Names& names) {
   InitSpec init;
   const toml::table* t = n->as_table();
   if (!t) r.Fail(n, field, "expected a table such as { dist = \"normal\", mean = 0, std = 1 }");
-  // Keys of no generator first (a misspelled `dist` is not "missing"), then of another one.
-  r.CheckKeys(*t, {"dist", "mean", "std", "low", "high", "value", "index"}, field + ".");
+  // With a known `dist`, its own keys are checked below (and suggested from). Otherwise keys of
+  // no generator first (a misspelled `dist` is not "missing").
+  static const std::vector<std::string> kDists = {"normal",  "uniform",     "constant",
+                                                  "formula", "csr_row_ptr", "csr_col_idx"};
+  const toml::node* d = t->get("dist");
+  if (!d || !d->is_string() || !Contains(kDists, std::string(d->as_string()->get()))) {
+    r.CheckKeys(*t,
+                {"dist", "mean", "std", "low", "high", "value", "index", "rows", "cols", "nnz",
+                 "seed", "skew"},
+                field + ".");
+  }
   std::string dist = r.String(*t, "dist", field + ".dist");
   if (dist == "normal") {
     r.CheckKeys(*t, {"dist", "mean", "std"}, field + ".");
@@ -296,9 +309,26 @@ InitSpec ParseInit(const TaskReader& r, const toml::node* n, const std::string& 
     const toml::node* v = r.Require(*t, "value", field + ".value");
     init.formula = r.ExprOf(v, field + ".value");
     r.CheckNames(init.formula, allowed, names, v, field + ".value");
+  } else if (dist == "csr_row_ptr" || dist == "csr_col_idx") {
+    r.CheckKeys(*t, {"dist", "rows", "cols", "nnz", "seed", "skew"}, field + ".");
+    init.kind = dist == "csr_row_ptr" ? InitSpec::Kind::kCsrRowPtr : InitSpec::Kind::kCsrColIdx;
+    for (auto [key, e] :
+         {std::pair{"rows", &init.rows}, {"cols", &init.cols}, {"nnz", &init.nnz}}) {
+      const toml::node* v = r.Require(*t, key, field + "." + key);
+      *e = r.ExprOf(v, field + "." + key);
+      r.CheckNames(*e, names.sizes, names, v, field + "." + key);
+    }
+    double seed = r.Number(*t, "seed", field + ".seed", 0.0);
+    if (seed < 0 || seed > kMaxExactInteger || seed != std::floor(seed))
+      r.Fail(t->get("seed"), field + ".seed", "expected a non-negative integer");
+    init.seed = static_cast<uint64_t>(seed);
+    init.skew = r.Number(*t, "skew", field + ".skew", 0.0);
+    if (init.skew < 0 || init.skew > 4)
+      r.Fail(t->get("skew"), field + ".skew", "expected a number from 0 (rows alike) to 4");
   } else {
     r.Fail(t->get("dist"), field + ".dist",
-           "expected normal, uniform, constant or formula, got \"" + dist + "\"");
+           "expected normal, uniform, constant, formula, csr_row_ptr or csr_col_idx, got \"" +
+               dist + "\"");
   }
   return init;
 }
@@ -382,6 +412,14 @@ void ParseBuffer(const TaskReader& r, const toml::table& t, const std::string& f
   a.init = ParseInit(r, init, field + ".init", names);
   if (a.init.kind == InitSpec::Kind::kFormula && a.init.index.size() != a.shape.size())
     r.Fail(init, field + ".init.index", "needs one index name per shape dimension");
+  if (IsCsr(a.init)) {
+    if (a.dtype != DType::kI32 && a.dtype != DType::kI64)
+      r.Fail(t.get("type"), field + ".type", "a CSR index buffer is i32 or i64");
+    if (a.role != ArgRole::kIn)
+      r.Fail(t.get("role"), field + ".role", "a CSR index buffer is an input (role \"in\")");
+    if (a.shape.size() != 1)
+      r.Fail(t.get("shape"), field + ".shape", "a CSR index buffer has one dimension");
+  }
 }
 
 void ParseScalar(const TaskReader& r, const toml::table& t, const std::string& field,
@@ -438,6 +476,38 @@ ArgSpec ParseArg(const TaskReader& r, const toml::table& t, size_t i, const Name
 }
 
 // Every shape must be positive integers, and every scalar a value its type holds, at every set.
+// A CSR part at one size set: rows, cols and nnz positive integers, nnz <= rows * cols, indices
+// that fit the type, and the buffer as long as its part (rows + 1 offsets, or nnz indices).
+void CheckCsrAtSet(const TaskReader& r, const toml::table& t, const ArgSpec& a, int64_t count,
+                   const SizeSet& set, const Env& env) {
+  const std::string field = "args." + a.name + ".init";
+  const toml::node* init = t.get("init");
+  const toml::table& it = *init->as_table();
+  auto value = [&](const Expr& e, const char* key) {
+    int64_t v = e.EvalInt(env);
+    if (v <= 0)
+      r.Fail(it.get(key), field + "." + key,
+             fmt::format("at size set '{}': '{}' = {}, not positive", set.name, e.text(), v));
+    return v;
+  };
+  int64_t rows = value(a.init.rows, "rows"), cols = value(a.init.cols, "cols"),
+          nnz = value(a.init.nnz, "nnz");
+  if (static_cast<double>(rows) * static_cast<double>(cols) < static_cast<double>(nnz))
+    r.Fail(
+        it.get("nnz"), field + ".nnz",
+        fmt::format("at size set '{}': {} nonzeros do not fit {} x {}", set.name, nnz, rows, cols));
+  int64_t largest = a.init.kind == InitSpec::Kind::kCsrRowPtr ? nnz : cols - 1;
+  if (a.dtype == DType::kI32 && largest > std::numeric_limits<int32_t>::max())
+    r.Fail(t.get("type"), "args." + a.name + ".type",
+           fmt::format("at size set '{}': index {} does not fit i32", set.name, largest));
+  int64_t want = a.init.kind == InitSpec::Kind::kCsrRowPtr ? rows + 1 : nnz;
+  if (count != want)
+    r.Fail(t.get("shape"), "args." + a.name + ".shape",
+           fmt::format("at size set '{}': {} elements, but {} needs {} ({})", set.name, count,
+                       a.init.kind == InitSpec::Kind::kCsrRowPtr ? "csr_row_ptr" : "csr_col_idx",
+                       want, a.init.kind == InitSpec::Kind::kCsrRowPtr ? "rows + 1" : "nnz"));
+}
+
 void CheckArgAtSets(const TaskReader& r, const toml::table& t, const ArgSpec& a,
                     const std::vector<const SizeSet*>& sets) {
   const std::string field = "args." + a.name + (a.is_buffer ? ".shape" : ".value");
@@ -446,7 +516,8 @@ void CheckArgAtSets(const TaskReader& r, const toml::table& t, const ArgSpec& a,
     Env env = SizesEnv(set->sizes);
     try {
       if (a.is_buffer) {
-        ElementCount(a, env);
+        int64_t count = ElementCount(a, env);
+        if (IsCsr(a.init)) CheckCsrAtSet(r, t, a, count, *set, env);
         continue;
       }
       double v = a.value.Eval(env);
@@ -457,6 +528,29 @@ void CheckArgAtSets(const TaskReader& r, const toml::table& t, const ArgSpec& a,
       }
     } catch (const ExprError& e) {
       r.Fail(n, field, fmt::format("at size set '{}': {}", set->name, e.what()));
+    }
+  }
+}
+
+// Every CSR part has its other part, describing the same matrix.
+void CheckCsrPairs(const TaskReader& r, const toml::array& arr, const std::vector<ArgSpec>& args) {
+  auto same = [](const InitSpec& x, const InitSpec& y) {
+    return x.rows.text() == y.rows.text() && x.cols.text() == y.cols.text() &&
+           x.nnz.text() == y.nnz.text() && x.seed == y.seed && x.skew == y.skew;
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].is_buffer || !IsCsr(args[i].init)) continue;
+    bool paired = false;
+    for (const ArgSpec& b : args) {
+      paired = paired || (b.is_buffer && IsCsr(b.init) && b.init.kind != args[i].init.kind &&
+                          same(args[i].init, b.init));
+    }
+    if (!paired) {
+      bool row_ptr = args[i].init.kind == InitSpec::Kind::kCsrRowPtr;
+      r.Fail(arr.get(i)->as_table()->get("init"), "args." + args[i].name + ".init",
+             fmt::format("no argument with dist = \"{}\" and the same rows, cols, nnz, seed and "
+                         "skew: a CSR matrix needs both its row_ptr and its col_idx",
+                         row_ptr ? "csr_col_idx" : "csr_row_ptr"));
     }
   }
 }
@@ -479,21 +573,27 @@ std::vector<ArgSpec> ParseArgs(const TaskReader& r, const toml::table& root, con
     out.push_back(std::move(a));
   }
   if (!any_output) r.Fail(args, "args", "no argument has role \"out\" or \"inout\"");
+  CheckCsrPairs(r, *arr, out);
   return out;
 }
 
-Tolerance ParseTolerance(const TaskReader& r, const toml::table& root) {
-  Tolerance tol;
+Expr ParseCostFormula(const TaskReader& r, const toml::node* n, const std::string& field,
+                      const Names& names, const std::vector<const SizeSet*>& sets);
+
+ToleranceRule ParseTolerance(const TaskReader& r, const toml::table& root, const Names& names,
+                             const std::vector<const SizeSet*>& sets) {
+  ToleranceRule tol;
   const toml::node* n = root.get("tolerance");
   if (!n) return tol;
   const toml::table* t = n->as_table();
   if (!t) r.Fail(n, "tolerance", "expected a table");
   r.CheckKeys(*t, {"atol", "rtol", "max_bad_ratio"}, "tolerance.");
-  tol.atol = r.Number(*t, "atol", "tolerance.atol", tol.atol);
-  tol.rtol = r.Number(*t, "rtol", "tolerance.rtol", tol.rtol);
+  // atol and rtol: numbers, or expressions non-negative at every set.
+  if (const toml::node* a = t->get("atol"))
+    tol.atol = ParseCostFormula(r, a, "tolerance.atol", names, sets);
+  if (const toml::node* a = t->get("rtol"))
+    tol.rtol = ParseCostFormula(r, a, "tolerance.rtol", names, sets);
   tol.max_bad_ratio = r.Number(*t, "max_bad_ratio", "tolerance.max_bad_ratio", 0.0);
-  if (tol.atol < 0) r.Fail(t->get("atol"), "tolerance.atol", "must be non-negative");
-  if (tol.rtol < 0) r.Fail(t->get("rtol"), "tolerance.rtol", "must be non-negative");
   if (tol.max_bad_ratio < 0 || tol.max_bad_ratio > 1)
     r.Fail(t->get("max_bad_ratio"), "tolerance.max_bad_ratio", "must be between 0 and 1");
   return tol;
@@ -597,7 +697,7 @@ Task TaskFromTable(const toml::table& root, const std::string& dir, const std::s
     for (const SizeSet& s : *list) sets.push_back(&s);
   }
   task.args = ParseArgs(r, root, names, sets);
-  task.tolerance = ParseTolerance(r, root);
+  task.tolerance = ParseTolerance(r, root, names, sets);
 
   const toml::node* cost = r.Require(root, "cost", "cost");
   const toml::table* ct = cost->as_table();
@@ -621,6 +721,11 @@ std::string NormalizedDir(const std::string& dir_in) {
 }
 
 }  // namespace
+
+Tolerance ToleranceRule::At(const Sizes& sizes) const {
+  Env env = SizesEnv(sizes);
+  return {atol.Eval(env), rtol.Eval(env), max_bad_ratio};
+}
 
 Env SizesEnv(const Sizes& sizes) {
   Env env;

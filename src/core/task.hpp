@@ -19,12 +19,17 @@ namespace kf {
 enum class ArgRole { kIn, kOut, kInOut };
 
 struct InitSpec {
-  enum class Kind { kUniform, kNormal, kConstant, kFormula };
+  enum class Kind { kUniform, kNormal, kConstant, kFormula, kCsrRowPtr, kCsrColIdx };
   Kind kind = Kind::kNormal;
   double a = 0.0;  // uniform: low; normal: mean; constant: value
   double b = 1.0;  // uniform: high; normal: std
   Expr formula;    // kFormula: evaluated per element with `index` names bound to coordinates
   std::vector<std::string> index;
+  // kCsrRowPtr / kCsrColIdx: one part of the generated CSR matrix (eval/sparse.hpp) with these
+  // rows, columns and nonzeros (expressions over sizes), seed and skew; fixed by the task file.
+  Expr rows, cols, nnz;
+  uint64_t seed = 0;
+  double skew = 0.0;
 };
 
 struct ArgSpec {
@@ -49,10 +54,20 @@ struct SizeSet {
   Sizes sizes;               // sizes and settings
 };
 
+// The tolerance at one size set.
 struct Tolerance {
   double atol = 1e-3;
   double rtol = 1e-3;
   double max_bad_ratio = 0.0;  // share of elements allowed past 1% relative error
+};
+
+// The task's tolerance: atol and rtol are expressions over sizes and settings, so a reduction's
+// tolerance can grow with its length (`atol = "1e-6 * sqrt(N)"`).
+struct ToleranceRule {
+  Expr atol = Expr::Parse("0.001");
+  Expr rtol = Expr::Parse("0.001");
+  double max_bad_ratio = 0.0;
+  Tolerance At(const Sizes& sizes) const;
 };
 
 struct Task {
@@ -66,7 +81,7 @@ struct Task {
   std::vector<ArgSpec> args;
   std::vector<SizeSet> check_sizes;
   std::vector<SizeSet> bench_sizes;
-  Tolerance tolerance;
+  ToleranceRule tolerance;
   Expr min_bytes;
   std::optional<Expr> flops;
   std::map<Language, std::string> reference;  // language → file name inside dir

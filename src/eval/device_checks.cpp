@@ -135,6 +135,7 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
     // One workspace per size set, kept between candidates and refilled with fresh inputs for
     // every seed: a kernel that keeps its result between launches returns the previous answer.
     DeviceWorkspace& ws = WorkspaceOn(set, true);
+    const Tolerance tolerance = task_.tolerance.At(set.sizes);
     bool have_previous = false;
     for (int s = 0; s < settings.check_seeds; ++s) {
       uint64_t seed = FreshSeed();
@@ -164,7 +165,7 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
       LaunchResult c = run_candidate();
       if (!c.status.ok()) return LaunchFailed(ev, c.status.message(), launch, info, launch_where);
       LaunchInspection seen;
-      Must(ws.Inspect(have_previous, task_.tolerance, &seen), "inspecting a launch");
+      Must(ws.Inspect(have_previous, tolerance, &seen), "inspecting a launch");
       if (!seen.guard.empty()) return Fail(ev, Status::kIncorrect, seen.guard + " (" + where + ")");
       if (!seen.modified_input.empty()) {
         return Fail(
@@ -176,8 +177,8 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
         const Figures& f = seen.outputs[o];
         figures.Merge(f);
         if (verdict) continue;
-        verdict = VerdictFrom(
-            task_.args[ws.outputs()[o]], f, task_.tolerance, where, [&](bool reference) {
+        verdict =
+            VerdictFrom(task_.args[ws.outputs()[o]], f, tolerance, where, [&](bool reference) {
               return ws.OutputElement(o, std::max<int64_t>(f.first_bad, 0), reference);
             });
       }
@@ -185,8 +186,7 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
       if (verdict) {
         bool previous = !seen.vs_previous.empty();
         for (const Figures& p : seen.vs_previous) {
-          previous =
-              previous && p.out_of_tol == 0 && p.bad_ratio() <= task_.tolerance.max_bad_ratio;
+          previous = previous && p.out_of_tol == 0 && p.bad_ratio() <= tolerance.max_bad_ratio;
         }
         if (previous) {
           return CarriedOver(ev, where);
@@ -198,7 +198,7 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
         LaunchResult again = run_candidate();
         if (!again.status.ok())
           return LaunchFailed(ev, again.status.message(), launch, info, launch_where);
-        Must(ws.Inspect(false, task_.tolerance, &seen), "inspecting a launch");
+        Must(ws.Inspect(false, tolerance, &seen), "inspecting a launch");
         if (!seen.guard.empty())
           return Fail(ev, Status::kIncorrect, seen.guard + " (" + where + ")");
         int64_t differing = 0;
@@ -221,6 +221,7 @@ bool Evaluator::TimeOnDevice(const Kernel& kernel, const Config& config, LoadedK
                              const SizeSet& bench, const EvalSettings& settings, Evaluation& ev) {
   const DeviceInfo& info = device_.info();
   DeviceWorkspace& ws = WorkspaceOn(bench, false);
+  const Tolerance tolerance = task_.tolerance.At(bench.sizes);
   uint64_t seed = FreshSeed();
   At("time", bench.name, seed);
   const std::string where = Where();
@@ -246,7 +247,7 @@ bool Evaluator::TimeOnDevice(const Kernel& kernel, const Config& config, LoadedK
   }
   // Re-check what the timed launches produced, and that they left the inputs alone.
   LaunchInspection seen;
-  Must(ws.Inspect(false, task_.tolerance, &seen), "inspecting the timed launches");
+  Must(ws.Inspect(false, tolerance, &seen), "inspecting the timed launches");
   if (!seen.guard.empty()) return Fail(ev, Status::kIncorrect, seen.guard + " (" + where + ")");
   if (!seen.modified_input.empty()) {
     return Fail(ev, Status::kIncorrect,
@@ -254,8 +255,8 @@ bool Evaluator::TimeOnDevice(const Kernel& kernel, const Config& config, LoadedK
   }
   for (size_t o = 0; o < ws.outputs().size(); ++o) {
     const Figures& f = seen.outputs[o];
-    if (Verdict v = VerdictFrom(
-            task_.args[ws.outputs()[o]], f, task_.tolerance, where, [&](bool reference) {
+    if (Verdict v =
+            VerdictFrom(task_.args[ws.outputs()[o]], f, tolerance, where, [&](bool reference) {
               return ws.OutputElement(o, std::max<int64_t>(f.first_bad, 0), reference);
             })) {
       return Fail(ev, v->first,

@@ -14,15 +14,16 @@ namespace {
 
 // The verdict on the outputs of one launch; their figures merged into `total` if given.
 Verdict HostVerdict(const Task& task, const std::vector<HostBuffer>& ref,
-                    const std::vector<HostBuffer>& out, const std::string& where, Figures* total) {
+                    const std::vector<HostBuffer>& out, const Tolerance& tolerance,
+                    const std::string& where, Figures* total) {
   Verdict verdict;
   for (size_t i = 0; i < task.args.size(); ++i) {
     const ArgSpec& a = task.args[i];
     if (!a.is_buffer || a.role == ArgRole::kIn) continue;
-    Figures f = CompareOutput(ref[i], out[i], PoisonPattern(a.dtype), task.tolerance);
+    Figures f = CompareOutput(ref[i], out[i], PoisonPattern(a.dtype), tolerance);
     if (total) total->Merge(f);
     if (verdict) continue;
-    verdict = VerdictFrom(a, f, task.tolerance, where, [&](bool reference) {
+    verdict = VerdictFrom(a, f, tolerance, where, [&](bool reference) {
       size_t k = static_cast<size_t>(std::max<int64_t>(f.first_bad, 0));
       return LoadElement((reference ? ref[i] : out[i]).bytes.data(), a.dtype, k);
     });
@@ -42,6 +43,7 @@ bool Evaluator::CheckOnHost(const Kernel& kernel, const Config& config, LoadedKe
     // keeps its result between launches (keyed on its buffers, or in device globals) returns
     // the previous inputs' answer.
     Workspace ws;
+    const Tolerance tolerance = task_.tolerance.At(set.sizes);
     std::vector<HostBuffer> previous_ref;
     for (int s = 0; s < settings.check_seeds; ++s) {
       uint64_t seed = FreshSeed();
@@ -83,10 +85,11 @@ bool Evaluator::CheckOnHost(const Kernel& kernel, const Config& config, LoadedKe
         return Fail(ev, Status::kIncorrect,
                     fmt::format("the kernel modified its input '{}' ({})", input, where));
       }
-      Verdict verdict = HostVerdict(task_, ref, out, where, &figures);
+      Verdict verdict = HostVerdict(task_, ref, out, tolerance, where, &figures);
       RecordFigures(figures, ev);
       if (verdict) {
-        if (!previous_ref.empty() && !HostVerdict(task_, previous_ref, out, where, nullptr)) {
+        if (!previous_ref.empty() &&
+            !HostVerdict(task_, previous_ref, out, tolerance, where, nullptr)) {
           return CarriedOver(ev, where);
         }
         return Fail(ev, verdict->first, verdict->second);
@@ -165,7 +168,8 @@ bool Evaluator::TimeOnHost(const Kernel& kernel, const Config& config, LoadedKer
     return Fail(ev, Status::kIncorrect,
                 fmt::format("the kernel modified its input '{}' ({})", input, where));
   }
-  if (Verdict verdict = HostVerdict(task_, ref, out, where, nullptr)) {
+  if (Verdict verdict =
+          HostVerdict(task_, ref, out, task_.tolerance.At(bench.sizes), where, nullptr)) {
     return Fail(ev, verdict->first,
                 "the timed launch's output differs from the reference: " + verdict->second);
   }

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "eval/parallel.hpp"
+#include "eval/sparse.hpp"
 
 namespace kf {
 
@@ -95,6 +96,16 @@ HostBuffer GenerateInput(const ArgSpec& arg, const Env& sizes_env, uint64_t seed
           idx[d] = 0;
         }
       }
+      break;
+    }
+    case InitSpec::Kind::kCsrRowPtr:
+    case InitSpec::Kind::kCsrColIdx: {  // fixed by the task file: `seed` is not used
+      CsrStructure csr = PowerLawCsr(init.rows.EvalInt(sizes_env), init.cols.EvalInt(sizes_env),
+                                     init.nnz.EvalInt(sizes_env), init.seed, init.skew);
+      const std::vector<int64_t>& part =
+          init.kind == InitSpec::Kind::kCsrRowPtr ? csr.row_ptr : csr.col_idx;
+      for (size_t i = 0; i < b.count; ++i)
+        StoreElement(data, b.dtype, i, static_cast<double>(part[i]));
       break;
     }
   }

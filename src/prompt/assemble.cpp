@@ -50,8 +50,8 @@ std::string TaskSection(const ProposalRequest& r) {
   out += "Sizes it is checked at (ragged ones included: guard every access):\n" +
          sizes(t["check_sizes"]);
   out += fmt::format("Tolerance: atol {}, rtol {}. Bytes it must move at least: {}\n",
-                     t["tolerance"].value("atol", 0.0), t["tolerance"].value("rtol", 0.0),
-                     t.value("min_bytes", ""));
+                     t["tolerance"]["atol"].get<std::string>(),
+                     t["tolerance"]["rtol"].get<std::string>(), t.value("min_bytes", ""));
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -287,6 +288,117 @@ TEST(Task, PerSetSettingReachesScalarArgs) {
   EXPECT_EQ(ScalarArg(t.args[3], SizesEnv(t.check_sizes[1].sizes)).i32, 33);
   Kernel wrong = LoadKernelFile(t.PathOf("hardcoded_eps.cl"));
   EXPECT_NO_THROW(CheckKernelSignature(t, wrong));
+}
+
+// A tolerance may grow with the size set: atol and rtol are expressions over sizes and settings,
+// checked at load time like cost formulas.
+TEST_F(MalformedTask, ToleranceIsAnExpressionOverSizes) {
+  EXPECT_EQ(ErrorAfter("atol = 1e-3", "atol = \"1e-6 * sqrt(S * D)\""), "");
+  std::string text = original_;
+  text.replace(text.find("atol = 1e-3"), 11, "atol = \"1e-6 * sqrt(S * D)\"");
+  Task t = LoadTaskFromText(dir_.string(), text);
+  Tolerance small = t.tolerance.At(t.check_sizes[0].sizes);   // S = 16, D = 128
+  Tolerance record = t.tolerance.At(t.bench_sizes[0].sizes);  // S = 4096, D = 128
+  EXPECT_DOUBLE_EQ(small.atol, 1e-6 * std::sqrt(16.0 * 128));
+  EXPECT_DOUBLE_EQ(record.atol, 1e-6 * std::sqrt(4096.0 * 128));
+  EXPECT_DOUBLE_EQ(record.rtol, 1e-2);
+  std::string e = ErrorAfter("atol = 1e-3", "atol = \"1e-3 * (S - 20)\"");
+  EXPECT_NE(e.find(At("atol = 1e-3") + "tolerance.atol: at size set 'small'"), std::string::npos)
+      << e;
+  e = ErrorAfter("rtol = 1e-2", "rtol = \"N * 1e-3\"");
+  EXPECT_NE(e.find(At("rtol = 1e-2") + "tolerance.rtol: "), std::string::npos) << e;
+  EXPECT_NE(e.find("'N'"), std::string::npos) << e;
+}
+
+// A CSR matrix from its two generators: checked at load time, generated once per set.
+TEST(Task, CsrGeneratorsMakeOneValidMatrix) {
+  const std::string dir = std::string(KF_TASKS) + "/rope_llama3";  // only for its kernel files
+  auto text = [](const std::string& row_ptr_init, const std::string& col_shape) {
+    return R"(name = "csr"
+op_class = "spmv"
+sizes = ["R", "C", "NNZ"]
+[[args]]
+name = "row_ptr"
+type = "i32"
+shape = ["R + 1"]
+role = "in"
+init = )" + row_ptr_init +
+           R"(
+[[args]]
+name = "col_idx"
+type = "i32"
+shape = [")" +
+           col_shape + R"("]
+role = "in"
+init = { dist = "csr_col_idx", rows = "R", cols = "C", nnz = "NNZ", seed = 3, skew = 1.0 }
+[[args]]
+name = "y"
+type = "f32"
+shape = ["R"]
+role = "out"
+[[check]]
+name = "small"
+R = 37
+C = 53
+NNZ = 400
+[[bench]]
+name = "b"
+R = 100
+C = 100
+NNZ = 1000
+[cost]
+min_bytes = "4 * NNZ"
+[kernels]
+reference = { opencl = "reference.cl" }
+baseline = { opencl = "baseline.cl" }
+)";
+  };
+  const std::string good =
+      R"({ dist = "csr_row_ptr", rows = "R", cols = "C", nnz = "NNZ", seed = 3, skew = 1.0 })";
+  Task t = LoadTaskFromText(dir, text(good, "NNZ"));
+  Env env = SizesEnv(t.check_sizes[0].sizes);
+  HostBuffer row_ptr = GenerateInput(t.args[0], env, 1);
+  HostBuffer col_idx = GenerateInput(t.args[1], env, 2);  // the check seed does not matter
+  ASSERT_EQ(row_ptr.count, 38u);
+  ASSERT_EQ(col_idx.count, 400u);
+  EXPECT_EQ(LoadElement(row_ptr.bytes.data(), DType::kI32, 0), 0);
+  EXPECT_EQ(LoadElement(row_ptr.bytes.data(), DType::kI32, 37), 400);
+  for (size_t r = 0; r < 37; ++r) {
+    auto begin = static_cast<size_t>(LoadElement(row_ptr.bytes.data(), DType::kI32, r));
+    auto end = static_cast<size_t>(LoadElement(row_ptr.bytes.data(), DType::kI32, r + 1));
+    for (size_t k = begin + 1; k < end; ++k) {
+      EXPECT_LT(LoadElement(col_idx.bytes.data(), DType::kI32, k - 1),
+                LoadElement(col_idx.bytes.data(), DType::kI32, k));
+    }
+  }
+  HostBuffer again = GenerateInput(t.args[1], env, 99);
+  EXPECT_EQ(again.bytes, col_idx.bytes);
+
+  auto error = [&](const std::string& row_ptr_init, const std::string& col_shape) {
+    try {
+      LoadTaskFromText(dir, text(row_ptr_init, col_shape));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  std::string e = error(good, "NNZ + 1");
+  EXPECT_NE(e.find("task.toml:13: args.col_idx.shape: at size set 'small': 401 elements"),
+            std::string::npos)
+      << e;
+  e = error(
+      R"({ dist = "csr_row_ptr", rows = "R", cols = "C", nnz = "NNZ", seed = 4, skew = 1.0 })",
+      "NNZ");
+  EXPECT_NE(e.find("task.toml:9: args.row_ptr.init: no argument with dist = \"csr_col_idx\""),
+            std::string::npos)
+      << e;
+  e = error(R"({ dist = "csr_row_ptr", rows = "R", cols = "C", nnz = "R * C + 1", seed = 3 })",
+            "NNZ");
+  EXPECT_NE(e.find("args.row_ptr.init.nnz: at size set 'small': 1962 nonzeros do not fit"),
+            std::string::npos)
+      << e;
+  e = error(R"({ dist = "csr_row_ptr", rows = "R", cols = "C", nnz = "NNZ", sed = 3 })", "NNZ");
+  EXPECT_NE(e.find("unknown key 'sed'; did you mean 'seed'?"), std::string::npos) << e;
 }
 
 // Defects that used to pass the loader and failed (or misbehaved) later.
