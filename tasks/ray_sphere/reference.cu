@@ -1,0 +1,43 @@
+// Reference: one thread per ray, testing every sphere in index order (first nearest wins).
+// @kernel ray_sphere_reference
+// @grid ceil_div(R, 128)
+// @block 128
+
+// The hit distance of sphere (c, r) along o + t d, or -1 for none beyond 1e-4; a = d.d.
+// Every kernel of this task evaluates exactly these operations (see task.toml).
+__device__ __forceinline__ float hit_distance(float ox, float oy, float oz, float dx, float dy,
+                                              float dz, float a, float cx, float cy, float cz,
+                                              float r) {
+  const float px = ox - cx, py = oy - cy, pz = oz - cz;
+  const float b = fmaf(dx, px, fmaf(dy, py, dz * pz));
+  const float q = fmaf(px, px, fmaf(py, py, fmaf(pz, pz, -(r * r))));
+  const float disc = fmaf(b, b, -(a * q));
+  if (disc < 0.0f) return -1.0f;
+  const float sq = sqrtf(disc);
+  const float t0 = (-b - sq) / a;
+  if (t0 > 1e-4f) return t0;
+  const float t1 = (-b + sq) / a;
+  return t1 > 1e-4f ? t1 : -1.0f;
+}
+
+extern "C" __global__ void ray_sphere_reference(const float* ray_o, const float* ray_d,
+                                                const float* sph_c, const float* sph_r,
+                                                int* hit_idx, float* hit_t, int R, int S) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= R) return;
+  const float ox = ray_o[3LL * i], oy = ray_o[3LL * i + 1], oz = ray_o[3LL * i + 2];
+  const float dx = ray_d[3LL * i], dy = ray_d[3LL * i + 1], dz = ray_d[3LL * i + 2];
+  const float a = fmaf(dx, dx, fmaf(dy, dy, dz * dz));
+  float best = __int_as_float(0x7f800000);  // +inf
+  int idx = -1;
+  for (int s = 0; s < S; ++s) {
+    const float t = hit_distance(ox, oy, oz, dx, dy, dz, a, sph_c[3 * s], sph_c[3 * s + 1],
+                                 sph_c[3 * s + 2], sph_r[s]);
+    if (t > 0.0f && t < best) {
+      best = t;
+      idx = s;
+    }
+  }
+  hit_idx[i] = idx;
+  hit_t[i] = idx < 0 ? -1.0f : best;
+}
