@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -221,8 +223,27 @@ TEST(Cli, TasksJsonHasTheDesignShape) {
   Result r = RunKf("tasks --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_TRUE(r.json.is_object()) << r.out;
-  ASSERT_FALSE(r.json["tasks"].empty());
-  const auto& t = r.json["tasks"][0];
+  // The whole library, each task in both languages with its op class.
+  std::map<std::string, std::string> op_classes;
+  for (const auto& task : r.json["tasks"]) {
+    op_classes[task["name"]] = task["op_class"];
+    EXPECT_EQ(task["languages"], nlohmann::json({"cuda", "opencl"})) << task["name"];
+  }
+  EXPECT_EQ(op_classes, (std::map<std::string, std::string>{{"attention_fwd", "attention"},
+                                                            {"gemm_f16", "gemm"},
+                                                            {"gemm_f32", "gemm"},
+                                                            {"layernorm", "layernorm"},
+                                                            {"ray_sphere", "raytrace"},
+                                                            {"reduce_sum", "reduction"},
+                                                            {"rmsnorm", "rmsnorm"},
+                                                            {"rope_llama3", "rope"},
+                                                            {"softmax_rows", "softmax"},
+                                                            {"spmv_csr", "spmv"},
+                                                            {"transpose_f32", "transpose"}}));
+  auto rope = std::find_if(r.json["tasks"].begin(), r.json["tasks"].end(),
+                           [](const nlohmann::json& t) { return t["name"] == "rope_llama3"; });
+  ASSERT_NE(rope, r.json["tasks"].end());
+  const auto& t = *rope;
   EXPECT_EQ(t["name"], "rope_llama3");
   EXPECT_EQ(t["op_class"], "rope");
   EXPECT_EQ(t["languages"], nlohmann::json({"cuda", "opencl"}));

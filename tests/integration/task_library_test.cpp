@@ -1,0 +1,109 @@
+// The task library (tasks/): for every task and language, `kfoundry eval` passes its reference,
+// its baseline and each template's default configuration, and a short `kfoundry optimize` finds a
+// kernel faster than the baseline. On PoCL the cpu size sets are timed; on an NVIDIA GPU the
+// sizes of record (the Cuda instances skip without one).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/task.hpp"
+#include "kf_process.hpp"
+
+namespace kf {
+namespace {
+
+using testing::KfResult;
+using testing::RunKfoundry;
+
+// rope_llama3 has tests of its own (cli_eval_test, corpus_test, cli_optimize_test).
+const std::vector<std::string> kTasks = {"softmax_rows",  "rmsnorm",       "layernorm",  "gemm_f32",
+                                         "gemm_f16",      "transpose_f32", "reduce_sum", "spmv_csr",
+                                         "attention_fwd", "ray_sphere"};
+
+struct Case {
+  std::string backend;  // cuda | opencl
+  std::string task;
+};
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.backend << ":" << c.task;
+}
+
+bool HasBackend(const std::string& backend) {
+  static std::map<std::string, bool> known;
+  auto it = known.find(backend);
+  if (it != known.end()) return it->second;
+  KfResult r = RunKfoundry("devices --json");
+  bool found = false;
+  if (r.json.is_object()) {
+    for (const auto& d : r.json["devices"]) found = found || d["backend"] == backend;
+  }
+  return known[backend] = found;
+}
+
+class TaskLibrary : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    if (!HasBackend(GetParam().backend))
+      GTEST_SKIP() << "no " << GetParam().backend << " device on this machine";
+    task_ = LoadTask(std::string(KF_TASKS) + "/" + GetParam().task);
+  }
+  Language language() const {
+    return GetParam().backend == "cuda" ? Language::kCuda : Language::kOpenCL;
+  }
+  Task task_;
+};
+
+TEST_P(TaskLibrary, ReferenceBaselineAndEveryTemplatePassEval) {
+  std::vector<std::string> kernels = {"reference", "baseline"};
+  const std::vector<std::string>& templates = task_.templates[language()];
+  EXPECT_GE(templates.size(), 3u) << "a library task has at least three templates";
+  for (const std::string& file : templates) kernels.push_back(file.substr(0, file.rfind('.')));
+  for (const std::string& k : kernels) {
+    KfResult r = RunKfoundry(
+        fmt::format("eval {} {} --device {} --json", GetParam().task, k, GetParam().backend));
+    ASSERT_FALSE(r.json.is_discarded()) << k << ": " << r.err;
+    EXPECT_EQ(r.json["status"], "ok") << k << ": " << r.json.value("reason", "") << r.err;
+    EXPECT_EQ(r.exit_code, 0) << k;
+    if (r.json["status"] == "ok") {
+      fmt::print("{} {}: {:.4g} ms (baseline {:.4g} ms)\n", GetParam().task, k,
+                 r.json["time_ms"]["median"].get<double>(),
+                 r.json["baseline_time_ms"]["median"].get<double>());
+    }
+  }
+}
+
+TEST_P(TaskLibrary, ShortOptimizeBeatsTheBaseline) {
+  std::string dir = testing::Scratch("library", GetParam().task);
+  KfResult r = RunKfoundry(
+      fmt::format("optimize {} --device {} --budget 12 --tune-budget 3 --top 1 --repeats 1 "
+                  "--store sqlite:{}/kf.db --out {}/out --json",
+                  GetParam().task, GetParam().backend, dir, dir));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(r.json["best"].is_object()) << r.out;
+  EXPECT_EQ(r.json["best"]["status"], "ok");
+  EXPECT_GT(r.json["best"]["speedup"].get<double>(), 1.0) << r.json["best"].dump();
+  fmt::print("{}: best {} at {}x the baseline\n", GetParam().task,
+             r.json["best"]["kernel_file"].get<std::string>(),
+             r.json["best"]["speedup"].get<double>());
+}
+
+std::vector<Case> Cases(const std::string& backend) {
+  std::vector<Case> cases;
+  for (const std::string& t : kTasks) cases.push_back({backend, t});
+  return cases;
+}
+
+std::string Name(const ::testing::TestParamInfo<Case>& info) {
+  return info.param.task;
+}
+
+INSTANTIATE_TEST_SUITE_P(OpenCL, TaskLibrary, ::testing::ValuesIn(Cases("opencl")), Name);
+INSTANTIATE_TEST_SUITE_P(Cuda, TaskLibrary, ::testing::ValuesIn(Cases("cuda")), Name);
+
+}  // namespace
+}  // namespace kf
