@@ -144,12 +144,13 @@ TEST(OpenCLOwnTask, AKernelOverTheDevicesPeakIsFlagged) {
                        env);
   };
   // The baseline's bandwidth, then a peak figure well below it (within the CPU's plausibility
-  // margin of 3x): the run shows the baseline at about 160% of the device's peak.
+  // margin of 3x): the run shows the baseline at about 250% of the device's peak, and still over
+  // 100% when a loaded machine (the tests run two at a time) makes that run up to 2.5x slower.
   testing::KfResult measured = run("measure", "");
   ASSERT_EQ(measured.exit_code, 0) << measured.err;
   double gbs = measured.json["best"].value("bandwidth_gbs", 0.0);
   ASSERT_GT(gbs, 0) << measured.out;
-  testing::KfResult r = run("over", fmt::format("KF_PEAK_BANDWIDTH_GBS={}", gbs / 1.6));
+  testing::KfResult r = run("over", fmt::format("KF_PEAK_BANDWIDTH_GBS={}", gbs / 2.5));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("over 100% of the device's peak"), std::string::npos) << r.out;
   testing::KfResult fine = run("fine", fmt::format("KF_PEAK_BANDWIDTH_GBS={}", gbs * 10));
