@@ -143,16 +143,25 @@ TEST(OpenCLOwnTask, AKernelOverTheDevicesPeakIsFlagged) {
                            (name == "measure" ? " --json" : ""),
                        env);
   };
-  // The baseline's bandwidth, then a peak figure well below it (within the CPU's plausibility
-  // margin of 3x): the run shows the baseline at about 250% of the device's peak, and still over
-  // 100% when a loaded machine (the tests run two at a time) makes that run up to 2.5x slower.
+  // The baseline's bandwidth, then a peak figure below it but within the CPU's plausibility
+  // margin of 3x: the run shows the baseline over 100% of the device's peak. The two runs' speeds
+  // differ on a loaded machine (the tests run two at a time) by up to 2x either way, so the
+  // figure is tried at three fractions of the measured bandwidth; one must show the warning.
   testing::KfResult measured = run("measure", "");
   ASSERT_EQ(measured.exit_code, 0) << measured.err;
   double gbs = measured.json["best"].value("bandwidth_gbs", 0.0);
   ASSERT_GT(gbs, 0) << measured.out;
-  testing::KfResult r = run("over", fmt::format("KF_PEAK_BANDWIDTH_GBS={}", gbs / 2.5));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("over 100% of the device's peak"), std::string::npos) << r.out;
+  std::string outputs;
+  bool flagged = false;
+  for (double factor : {2.0, 1.4, 2.8}) {
+    testing::KfResult r = run(fmt::format("over{}", static_cast<int>(factor * 10)),
+                              fmt::format("KF_PEAK_BANDWIDTH_GBS={}", gbs / factor));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    outputs += r.out;
+    flagged = r.out.find("over 100% of the device's peak") != std::string::npos;
+    if (flagged) break;
+  }
+  EXPECT_TRUE(flagged) << outputs;
   testing::KfResult fine = run("fine", fmt::format("KF_PEAK_BANDWIDTH_GBS={}", gbs * 10));
   EXPECT_EQ(fine.out.find("over 100%"), std::string::npos) << fine.out;
 }
