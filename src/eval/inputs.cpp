@@ -100,10 +100,10 @@ HostBuffer GenerateInput(const ArgSpec& arg, const Env& sizes_env, uint64_t seed
     }
     case InitSpec::Kind::kCsrRowPtr:
     case InitSpec::Kind::kCsrColIdx: {  // fixed by the task file: `seed` is not used
+      const bool row_ptr = init.kind == InitSpec::Kind::kCsrRowPtr;
       CsrStructure csr = PowerLawCsr(init.rows.EvalInt(sizes_env), init.cols.EvalInt(sizes_env),
-                                     init.nnz.EvalInt(sizes_env), init.seed, init.skew);
-      const std::vector<int64_t>& part =
-          init.kind == InitSpec::Kind::kCsrRowPtr ? csr.row_ptr : csr.col_idx;
+                                     init.nnz.EvalInt(sizes_env), init.seed, init.skew, !row_ptr);
+      const std::vector<int64_t>& part = row_ptr ? csr.row_ptr : csr.col_idx;
       for (size_t i = 0; i < b.count; ++i)
         StoreElement(data, b.dtype, i, static_cast<double>(part[i]));
       break;

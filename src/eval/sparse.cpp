@@ -41,7 +41,8 @@ void PickColumns(int64_t k, int64_t cols, std::mt19937_64& rng, std::vector<int6
 
 }  // namespace
 
-CsrStructure PowerLawCsr(int64_t rows, int64_t cols, int64_t nnz, uint64_t seed, double skew) {
+CsrStructure PowerLawCsr(int64_t rows, int64_t cols, int64_t nnz, uint64_t seed, double skew,
+                         bool columns) {
   if (rows <= 0 || cols <= 0 || nnz <= 0 ||
       static_cast<double>(rows) * static_cast<double>(cols) < static_cast<double>(nnz))
     throw std::invalid_argument("PowerLawCsr: needs 0 < nnz <= rows * cols");
@@ -77,11 +78,10 @@ CsrStructure PowerLawCsr(int64_t rows, int64_t cols, int64_t nnz, uint64_t seed,
   CsrStructure csr;
   csr.row_ptr.reserve(rank.size() + 1);
   csr.row_ptr.push_back(0);
+  for (size_t r = 0; r < rank.size(); ++r) csr.row_ptr.push_back(csr.row_ptr.back() + length[r]);
+  if (!columns) return csr;
   csr.col_idx.reserve(static_cast<size_t>(nnz));
-  for (size_t r = 0; r < rank.size(); ++r) {
-    PickColumns(length[r], cols, rng, csr.col_idx);
-    csr.row_ptr.push_back(static_cast<int64_t>(csr.col_idx.size()));
-  }
+  for (size_t r = 0; r < rank.size(); ++r) PickColumns(length[r], cols, rng, csr.col_idx);
   return csr;
 }
 

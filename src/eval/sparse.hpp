@@ -16,7 +16,9 @@ struct CsrStructure {
 
 // Row r's length is proportional to (rank(r) + 1)^-skew, ranks a random permutation of the rows
 // (skew 0: all rows alike); lengths are capped at `cols` and sum to exactly `nnz`. Columns are
-// distinct and uniform within a row. Requires 0 < nnz <= rows * cols.
-CsrStructure PowerLawCsr(int64_t rows, int64_t cols, int64_t nnz, uint64_t seed, double skew);
+// distinct and uniform within a row. Requires 0 < nnz <= rows * cols. With `columns` false only
+// row_ptr is made (the same offsets; col_idx left empty).
+CsrStructure PowerLawCsr(int64_t rows, int64_t cols, int64_t nnz, uint64_t seed, double skew,
+                         bool columns = true);
 
 }  // namespace kf

@@ -33,14 +33,7 @@ std::string Data(const std::string& file) {
   return std::string(KF_TEST_DATA) + "/kernels/" + file;
 }
 
-bool HasBackend(const std::string& backend) {
-  Result r = RunKf("devices --json");
-  if (!r.json.is_object()) return false;
-  for (const auto& d : r.json["devices"]) {
-    if (d["backend"] == backend) return true;
-  }
-  return false;
-}
+using kf::testing::HasBackend;
 
 Result Eval(const std::string& backend, const std::string& kernel, const std::string& extra = "") {
   Result r =

@@ -1,7 +1,8 @@
 #pragma once
 // Running the kfoundry binary from an integration test: the binary under test ($KF_TEST_BINARY,
 // for a build carried to another machine, else the one built here), and one call that runs it with
-// the test cache and task library and returns its exit code, stdout, stderr and stdout as JSON.
+// the test cache and task library and returns its exit code, stdout, stderr and stdout as JSON;
+// whether a backend has a device here.
 
 #include <fmt/format.h>
 #include <sys/wait.h>
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -51,6 +53,19 @@ inline KfResult RunKfoundry(const std::string& args, const std::string& env = ""
   r.err = ReadText(err_file);
   r.json = nlohmann::json::parse(r.out, nullptr, false);
   return r;
+}
+
+// Whether `kfoundry devices` lists a device of this backend (cuda, opencl); asked once per backend.
+inline bool HasBackend(const std::string& backend) {
+  static std::map<std::string, bool> known;
+  auto it = known.find(backend);
+  if (it != known.end()) return it->second;
+  KfResult r = RunKfoundry("devices --json");
+  bool found = false;
+  if (r.json.is_object()) {
+    for (const auto& d : r.json["devices"]) found = found || d["backend"] == backend;
+  }
+  return known[backend] = found;
 }
 
 // A fresh folder for one test's files: KF_TEST_CACHE/PREFIX.NAME.PID, emptied first.

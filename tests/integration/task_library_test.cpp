@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -16,6 +15,7 @@
 namespace kf {
 namespace {
 
+using testing::HasBackend;
 using testing::KfResult;
 using testing::RunKfoundry;
 
@@ -31,18 +31,6 @@ struct Case {
 
 void PrintTo(const Case& c, std::ostream* os) {
   *os << c.backend << ":" << c.task;
-}
-
-bool HasBackend(const std::string& backend) {
-  static std::map<std::string, bool> known;
-  auto it = known.find(backend);
-  if (it != known.end()) return it->second;
-  KfResult r = RunKfoundry("devices --json");
-  bool found = false;
-  if (r.json.is_object()) {
-    for (const auto& d : r.json["devices"]) found = found || d["backend"] == backend;
-  }
-  return known[backend] = found;
 }
 
 class TaskLibrary : public ::testing::TestWithParam<Case> {

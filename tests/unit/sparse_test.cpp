@@ -43,6 +43,9 @@ TEST(PowerLawCsr, TheSeedDescribesTheMatrix) {
   EXPECT_EQ(a.row_ptr, b.row_ptr);
   EXPECT_EQ(a.col_idx, b.col_idx);
   EXPECT_NE(a.col_idx, c.col_idx);
+  CsrStructure offsets = PowerLawCsr(500, 800, 9000, 42, 0.9, false);
+  EXPECT_EQ(offsets.row_ptr, a.row_ptr);  // the same matrix's offsets, without its columns
+  EXPECT_TRUE(offsets.col_idx.empty());
 }
 
 TEST(PowerLawCsr, SkewMakesAFewLongRows) {
