@@ -10,7 +10,7 @@
 // @block BLOCK
 // @param BLOCK in [16, 32, 64, 128, 256] default 256
 // @param RPT in [1, 2, 4, 8, 16] default 1
-// @param UNROLL in [1, 2, 4, 8] default 1
+// @param UNROLL in [1, 2, 4, 8] default 8
 // @constraint BLOCK <= max_work_group_size
 
 __kernel void spmv_scalar(__global const int* restrict row_ptr,

@@ -140,26 +140,26 @@ TEST(OpenCLOwnTask, AKernelOverTheDevicesPeakIsFlagged) {
     return RunKfoundry(fmt::format("optimize rope_llama3 --device opencl --budget 1 --top 1 "
                                    "--repeats 1 --run {1} --store sqlite:{0}/kf.db --out {0}/out",
                                    dir, name) +
-                           (name == "measure" ? " --json" : ""),
+                           (name.rfind("measure", 0) == 0 ? " --json" : ""),
                        env);
   };
-  // The baseline's bandwidth, then a peak figure below it but within the CPU's plausibility
-  // margin of 3x: the run shows the baseline over 100% of the device's peak. The two runs' speeds
-  // differ on a loaded machine (the tests run two at a time) by up to 2x either way, so the
-  // figure is tried at three fractions of the measured bandwidth; one must show the warning.
-  testing::KfResult measured = run("measure", "");
-  ASSERT_EQ(measured.exit_code, 0) << measured.err;
-  double gbs = measured.json["best"].value("bandwidth_gbs", 0.0);
-  ASSERT_GT(gbs, 0) << measured.out;
+  // The baseline's bandwidth, then a peak figure of half of it (within the CPU's plausibility
+  // margin of 3x): the run shows the baseline over 100% of the device's peak. On a loaded machine
+  // (the tests run two at a time) speeds drift, so each try measures again right before, and one
+  // of four tries must show the warning.
   std::string outputs;
   bool flagged = false;
-  for (double factor : {2.0, 1.4, 2.8}) {
-    testing::KfResult r = run(fmt::format("over{}", static_cast<int>(factor * 10)),
-                              fmt::format("KF_PEAK_BANDWIDTH_GBS={}", gbs / factor));
+  double gbs = 0;
+  for (int attempt = 0; attempt < 4 && !flagged; ++attempt) {
+    testing::KfResult measured = run(fmt::format("measure{}", attempt), "");
+    ASSERT_EQ(measured.exit_code, 0) << measured.err;
+    gbs = measured.json["best"].value("bandwidth_gbs", 0.0);
+    ASSERT_GT(gbs, 0) << measured.out;
+    testing::KfResult r =
+        run(fmt::format("over{}", attempt), fmt::format("KF_PEAK_BANDWIDTH_GBS={}", gbs / 2));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     outputs += r.out;
     flagged = r.out.find("over 100% of the device's peak") != std::string::npos;
-    if (flagged) break;
   }
   EXPECT_TRUE(flagged) << outputs;
   testing::KfResult fine = run("fine", fmt::format("KF_PEAK_BANDWIDTH_GBS={}", gbs * 10));
