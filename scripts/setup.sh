@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every system dependency of KernelFoundry from Debian's packages. Idempotent: a package
+# Installs every system dependency of KernelFoundry from Debian's packages (cpp-httplib serves
+# the dashboard; headless Chromium with its driver and Selenium test the report's pages). Idempotent: a package
 # already present is left alone, so a second run costs one dpkg query.
 set -euo pipefail
 
@@ -10,6 +11,8 @@ packages=(
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo
   libgtest-dev libgmock-dev googletest
   python3
+  libcpp-httplib-dev
+  chromium chromium-driver python3-selenium python3-pil
 )
 
 missing=()

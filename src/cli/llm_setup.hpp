@@ -25,9 +25,4 @@ struct LlmProposerSetup {
 LlmProposerSetup MakeLlmProposer(const OptimizeArgs& args, const Task& task, Store& store,
                                  const std::string& run);
 
-// Requests, tokens, cost and repairs of a run's proposals (from their trails), and the component
-// versions the meta step made.
-nlohmann::json LlmTotals(const std::vector<ProposalRecord>& proposals,
-                         const std::vector<PromptVersionRecord>& versions);
-
 }  // namespace kf

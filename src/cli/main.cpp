@@ -16,6 +16,7 @@
 #include "backend/registry.hpp"
 #include "cli/eval_command.hpp"
 #include "cli/optimize_command.hpp"
+#include "cli/report_command.hpp"
 #include "cli/tune_command.hpp"
 #include "core/codec.hpp"
 #include "core/input_error.hpp"
@@ -325,6 +326,33 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   optimize->add_flag("--json", opt.json, "Print one JSON object on stdout (progress on stderr)");
 
+  kf::ReportArgs report_args;
+  CLI::App* report = app.add_subcommand(
+      "report",
+      "Write one run as a self-contained HTML file: archive heat maps, progress, roofline, "
+      "lineage, every kernel with its evaluations (opens offline)");
+  report->add_option("RUN", report_args.run, "The run's name (kfoundry serve lists a store's runs)")
+      ->required();
+  report->add_option("--store", report_args.store, "The store the run is in: sqlite:PATH")
+      ->capture_default_str();
+  report->add_option("-o,--out", report_args.out, "The HTML file to write (default: RUN.html)");
+
+  kf::ServeOptions serve_options;
+  CLI::App* serve = app.add_subcommand(
+      "serve",
+      "Serve every run of a store as a live dashboard (the report's views, refreshed as "
+      "evaluations land) with JSON endpoints under /api/ (docs/report.md)");
+  serve->add_option("--store", serve_options.store_url, "The store to show: sqlite:PATH")
+      ->capture_default_str();
+  serve->add_option("--port", serve_options.port, "TCP port (0: any free port, printed)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  serve
+      ->add_option("--host", serve_options.host,
+                   "Address to listen on (127.0.0.1: this machine only; 0.0.0.0: every "
+                   "interface, readable by anyone who can reach it)")
+      ->capture_default_str();
+
   kf::ExecutorArgs exec_args;
   CLI::App* executor =
       app.add_subcommand("executor", "Internal: the supervised evaluation process");
@@ -359,6 +387,8 @@ int main(int argc, char** argv) {
     if (*builder) return kf::RunBuilder(builder_args);
     if (*tune) return kf::RunTune(tune_args, SelfPath());
     if (*optimize) return kf::RunOptimize(opt, SelfPath());
+    if (*report) return kf::RunReport(report_args);
+    if (*serve) return kf::RunServe(serve_options);
   } catch (const kf::WorkerError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return e.exit_code();

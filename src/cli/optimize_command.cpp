@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include "backend/registry.hpp"
 #include "cli/device_context.hpp"
@@ -20,6 +21,7 @@
 #include "eval/judge.hpp"
 #include "propose/builtin/builtin_proposer.hpp"
 #include "propose/command/command_proposer.hpp"
+#include "report/text_heatmap.hpp"
 #include "search/classifier.hpp"
 #include "search/reverify.hpp"
 #include "search/run_summary.hpp"
@@ -221,16 +223,6 @@ std::string WriteBest(const RunSummary& s, const std::string& out_dir, const std
 
 // The baseline's median time over the run's search evaluations (each timed its baseline, or
 // reused a recent timing): one figure to put every elite's time against.
-double RunBaselineMs(const RunSummary& s) {
-  std::vector<double> times;
-  for (const StoredEvaluation& e : s.evaluations)
-    if (e.purpose == "search" && e.evaluation.baseline_time)
-      times.push_back(e.evaluation.baseline_time->median_ms);
-  if (times.empty()) return 0;
-  std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2), times.end());
-  return times[times.size() / 2];
-}
-
 nlohmann::json ArchiveJson(const Archive& archive) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& [cell, e] : archive.cells()) {
@@ -362,7 +354,8 @@ int PrintJson(const RunSummary& s, const Totals& t, const std::string& task,
 }
 
 int PrintText(const RunSummary& s, const Totals& t, const OptimizeArgs& a,
-              const std::string& best_file, int cells_total) {
+              const std::string& best_file, const DescriptorSpace& descriptors) {
+  const int cells_total = descriptors.CellCount();
   fmt::print("run         {} ({} on {}), stopped: {}\n", s.run.name, s.run.task, s.run.device,
              t.search.stop_reason);
   double rate = t.search.seconds > 0 ? t.search.judged_now / t.search.seconds : 0;
@@ -406,6 +399,11 @@ int PrintText(const RunSummary& s, const Totals& t, const OptimizeArgs& a,
                e.time_ms > 0 ? baseline_ms / e.time_ms : 0.0, e.time_ms, KernelName(e.kernel),
                ConfigToString(e.config), e.device);
   }
+  std::map<std::vector<int>, double> speedups;
+  for (const auto& [cell, e] : s.archive.cells())
+    if (e.time_ms > 0) speedups[cell] = baseline_ms / e.time_ms;
+  if (!speedups.empty())
+    fmt::print("heat map    {}", TextHeatMap(descriptors.dimensions(), speedups, isatty(1) != 0));
   fmt::print(
       "final       the top {} re-verified on fresh inputs and re-timed against the baseline "
       "({} times each):\n",
@@ -418,8 +416,12 @@ int PrintText(const RunSummary& s, const Totals& t, const OptimizeArgs& a,
                speedups.empty() ? "-" : speedups);
   }
   const FinalCheck* best = s.Best();
+  auto print_report = [&] {
+    fmt::print("report      kfoundry report {} --store {}\n", s.run.name, AbsoluteStore(a.store));
+  };
   if (!best) {
     fmt::print("best        none: no candidate passed re-verification\n");
+    print_report();
     return 0;
   }
   const Evaluation& run = *s.BestRun();
@@ -443,6 +445,7 @@ int PrintText(const RunSummary& s, const Totals& t, const OptimizeArgs& a,
   fmt::print("kernel      {}\n", best_file);
   fmt::print("check it    kfoundry eval {} {}{}\n", TaskArgument(s.run.task, a.task_dir), best_file,
              a.device.empty() ? "" : " --device " + a.device.substr(0, a.device.find(',')));
+  print_report();
   return 0;
 }
 
@@ -566,7 +569,7 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
                    {"devices", DevicesJson(totals)}});
   int cells_total = descriptors.CellCount();
   if (a.json) return PrintJson(summary, totals, task.name, best_file, cells_total);
-  return PrintText(summary, totals, a, best_file, cells_total);
+  return PrintText(summary, totals, a, best_file, descriptors);
 }
 
 }  // namespace kf

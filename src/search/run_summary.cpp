@@ -146,4 +146,54 @@ RunSummary ReadRunSummary(Store& store, const std::string& run) {
   return s;
 }
 
+nlohmann::json LlmTotals(const std::vector<ProposalRecord>& proposals,
+                         const std::vector<PromptVersionRecord>& versions) {
+  int requests = 0, prompt_tokens = 0, completion_tokens = 0, repaired = 0, failed = 0;
+  double cost = 0;
+  nlohmann::json by_model = nlohmann::json::object();
+  for (const ProposalRecord& p : proposals) {
+    nlohmann::json trail = p.outcome.value("proposer", nlohmann::json::object());
+    if (!trail.contains("exchanges")) continue;
+    auto count = [&](const nlohmann::json& exchanges) {
+      for (const auto& e : exchanges) {
+        ++requests;
+        failed += !e.value("ok", false);
+        std::string model = e.value("model", "");
+        if (!by_model.contains(model)) by_model[model] = {{"requests", 0}, {"cost", 0.0}};
+        by_model[model]["requests"] = by_model[model].value("requests", 0) + 1;
+        by_model[model]["cost"] = by_model[model].value("cost", 0.0) + e.value("cost", 0.0);
+      }
+    };
+    count(trail["exchanges"]);
+    if (trail.contains("meta")) count(trail["meta"].value("exchanges", nlohmann::json::array()));
+    prompt_tokens += trail.value("prompt_tokens", 0) +
+                     trail.value("meta", nlohmann::json::object()).value("prompt_tokens", 0);
+    completion_tokens +=
+        trail.value("completion_tokens", 0) +
+        trail.value("meta", nlohmann::json::object()).value("completion_tokens", 0);
+    cost += trail.value("cost", 0.0);
+    repaired += trail.value("repaired", false);
+  }
+  int made = 0;
+  for (const PromptVersionRecord& v : versions) made += v.made_by == "meta";
+  return {{"requests", requests},
+          {"failed_requests", failed},
+          {"prompt_tokens", prompt_tokens},
+          {"completion_tokens", completion_tokens},
+          {"cost_usd", cost},
+          {"repaired_replies", repaired},
+          {"by_model", by_model},
+          {"meta_versions", made}};
+}
+
+double RunBaselineMs(const RunSummary& s) {
+  std::vector<double> times;
+  for (const StoredEvaluation& e : s.evaluations)
+    if (e.purpose == "search" && e.evaluation.baseline_time)
+      times.push_back(e.evaluation.baseline_time->median_ms);
+  if (times.empty()) return 0;
+  std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2), times.end());
+  return times[times.size() / 2];
+}
+
 }  // namespace kf

@@ -75,4 +75,13 @@ double Median(std::vector<double> v);
 // A proposal in one line: its outcome with its index, state, origin and kernel id.
 nlohmann::json ProposalLine(const ProposalRecord& r);
 
+// The baseline's median time over the run's search evaluations (each timed it beside its
+// candidate); 0 when none did.
+double RunBaselineMs(const RunSummary& s);
+
+// A model proposer's totals over a run's proposals: requests (failed), tokens, cost (USD),
+// repaired replies, by model, and the prompt component versions the meta step wrote.
+nlohmann::json LlmTotals(const std::vector<ProposalRecord>& proposals,
+                         const std::vector<PromptVersionRecord>& versions);
+
 }  // namespace kf

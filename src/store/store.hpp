@@ -39,6 +39,7 @@ struct StoredEvaluation {
   Evaluation evaluation;
   int proposal = -1;
   std::string purpose = "search";
+  std::string created_at;  // when it was stored: "2026-12-04T10:15:00.123Z" (older: no millis)
 };
 
 // One version of a prompt component a run used: the library's, or one the meta step wrote from
@@ -50,6 +51,15 @@ struct PromptVersionRecord {
   std::string text;
   nlohmann::json stats = nlohmann::json::object();  // uses, improvements, credit, gain
   nlohmann::json meta = nlohmann::json::object();   // how the meta step made it (prompt, reply)
+};
+
+// How far a run has got, in a few cheap queries.
+struct RunStats {
+  long long evaluations = 0, proposals = 0;
+  std::string last_evaluation_at;  // "" when none
+  std::string finished_at;         // the last "finish" event's time; "" when none
+  // It finished after its last evaluation (a resumed run that is going again has not).
+  bool Finished() const { return !finished_at.empty() && finished_at >= last_evaluation_at; }
 };
 
 struct ArchiveEntry {
@@ -67,6 +77,12 @@ class Store {
   // run of that name exists for another task or device.
   virtual RunInfo OpenRun(const RunInfo& wanted) = 0;
   virtual std::optional<RunInfo> FindRun(const std::string& name) = 0;
+  // Every run, oldest first.
+  virtual std::vector<RunInfo> Runs() = 0;
+  // A token that changes whenever an evaluation, a proposal's state or an event of the run is
+  // stored (cheap: for a dashboard that polls).
+  virtual std::string RunVersion(const std::string& run) = 0;
+  virtual RunStats Stats(const std::string& run) = 0;
 
   // Each returns false when the record was already there (nothing is written twice).
   virtual bool PutKernel(const Kernel& kernel) = 0;
@@ -96,7 +112,8 @@ class Store {
   virtual std::vector<nlohmann::json> Events(const std::string& run) = 0;
 };
 
-// "sqlite:PATH" (also a bare path). Throws InputError for an unknown scheme or an unusable file.
-std::unique_ptr<Store> OpenStore(const std::string& url);
+// "sqlite:PATH" (also a bare path). Throws InputError for an unknown scheme or an unusable file,
+// and, with `must_exist`, for a store that is not there (a reader never creates an empty one).
+std::unique_ptr<Store> OpenStore(const std::string& url, bool must_exist = false);
 
 }  // namespace kf

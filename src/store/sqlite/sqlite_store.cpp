@@ -99,11 +99,15 @@ CREATE TABLE prompt_versions (
 )",
 };
 
+// UTC with milliseconds, so a report can place evaluations in time.
 std::string Now() {
-  std::time_t t = std::time(nullptr);
+  auto now = std::chrono::system_clock::now();
+  std::time_t t = std::chrono::system_clock::to_time_t(now);
+  auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
   char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", std::gmtime(&t));
+  return fmt::format("{}.{:03d}Z", buf, static_cast<int>(ms));
 }
 
 class SqliteStore : public Store {
@@ -155,6 +159,54 @@ class SqliteStore : public Store {
     r.settings = nlohmann::json::parse(q.getColumn(2).getString(), nullptr, false);
     r.created_at = q.getColumn(3).getString();
     return r;
+  }
+
+  std::vector<RunInfo> Runs() override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    SQLite::Statement q(
+        db_, "SELECT name, task, device, settings, created_at FROM runs ORDER BY created_at, name");
+    std::vector<RunInfo> out;
+    while (q.executeStep()) {
+      RunInfo r;
+      r.name = q.getColumn(0).getString();
+      r.task = q.getColumn(1).getString();
+      r.device = q.getColumn(2).getString();
+      r.settings = nlohmann::json::parse(q.getColumn(3).getString(), nullptr, false);
+      r.created_at = q.getColumn(4).getString();
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  RunStats Stats(const std::string& run) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    SQLite::Statement q(
+        db_,
+        "SELECT (SELECT COUNT(*) FROM evaluations WHERE run = ?1), "
+        "(SELECT COALESCE(MAX(created_at), '') FROM evaluations WHERE run = ?1), "
+        "(SELECT COUNT(*) FROM proposals WHERE run = ?1), "
+        "(SELECT COALESCE(MAX(created_at), '') FROM events WHERE run = ?1 AND kind = 'finish')");
+    q.bind(1, run);
+    q.executeStep();
+    RunStats s;
+    s.evaluations = q.getColumn(0).getInt64();
+    s.last_evaluation_at = q.getColumn(1).getString();
+    s.proposals = q.getColumn(2).getInt64();
+    s.finished_at = q.getColumn(3).getString();
+    return s;
+  }
+
+  std::string RunVersion(const std::string& run) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    SQLite::Statement q(
+        db_,
+        "SELECT (SELECT COALESCE(MAX(seq), 0) FROM evaluations WHERE run = ?1), "
+        "(SELECT COUNT(*) || '.' || COALESCE(MAX(updated_at), '') FROM proposals WHERE run = ?1), "
+        "(SELECT COUNT(*) FROM events WHERE run = ?1)");
+    q.bind(1, run);
+    q.executeStep();
+    return fmt::format("{}:{}:{}", q.getColumn(0).getInt64(), q.getColumn(1).getString(),
+                       q.getColumn(2).getInt64());
   }
 
   bool PutKernel(const Kernel& kernel) override {
@@ -220,7 +272,8 @@ class SqliteStore : public Store {
     SQLite::Statement q(
         db_,
         "SELECT e.seq, e.key, e.candidate_id, c.kernel_id, c.config, e.verdict, e.proposal, "
-        "e.purpose FROM evaluations e JOIN candidates c ON c.id = e.candidate_id WHERE e.run = ? "
+        "e.purpose, e.created_at FROM evaluations e JOIN candidates c ON c.id = e.candidate_id "
+        "WHERE e.run = ? "
         "ORDER BY e.seq");
     q.bind(1, run);
     std::vector<StoredEvaluation> out;
@@ -234,6 +287,7 @@ class SqliteStore : public Store {
       s.evaluation = EvaluationFromJson(nlohmann::json::parse(q.getColumn(5).getString()));
       s.proposal = q.getColumn(6).isNull() ? -1 : q.getColumn(6).getInt();
       s.purpose = q.getColumn(7).getString();
+      s.created_at = q.getColumn(8).getString();
       out.push_back(std::move(s));
     }
     return out;

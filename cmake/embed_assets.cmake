@@ -1,0 +1,22 @@
+# Writes OUTPUT, a C++ source defining one `const char* const NAME` per asset file holding the
+# file's text, so the report's page, scripts and styles travel inside the kfoundry binary.
+# Run as: cmake -DOUTPUT=... -DNAMESPACE=kf -DASSETS="name1=path1|name2=path2" -P embed_assets.cmake
+string(REPLACE "|" ";" ASSETS "${ASSETS}")
+set(body "// Generated from src/report/assets by cmake/embed_assets.cmake: do not edit.\n")
+string(APPEND body "namespace ${NAMESPACE} {\n")
+foreach(pair ${ASSETS})
+  string(REPLACE "=" ";" parts "${pair}")
+  list(GET parts 0 name)
+  list(GET parts 1 path)
+  file(READ "${path}" text)
+  string(FIND "${text}" ")KFASSET\"" clash)
+  if(NOT clash EQUAL -1)
+    message(FATAL_ERROR "${path} contains the raw string delimiter )KFASSET\"")
+  endif()
+  string(APPEND body "extern const char* const ${name};\n")
+  string(APPEND body "const char* const ${name} = R\"KFASSET(${text})KFASSET\";\n")
+endforeach()
+string(APPEND body "}  // namespace ${NAMESPACE}\n")
+file(WRITE "${OUTPUT}.tmp" "${body}")
+file(COPY_FILE "${OUTPUT}.tmp" "${OUTPUT}" ONLY_IF_DIFFERENT)
+file(REMOVE "${OUTPUT}.tmp")

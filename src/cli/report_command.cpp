@@ -1,0 +1,66 @@
+#include "cli/report_command.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "core/input_error.hpp"
+#include "core/task.hpp"
+#include "report/page.hpp"
+#include "report/run_view.hpp"
+#include "search/classifier.hpp"
+#include "store/store.hpp"
+
+namespace kf {
+
+namespace fs = std::filesystem;
+
+int RunReport(const ReportArgs& a) {
+  std::unique_ptr<Store> store = OpenStore(a.store, true);
+  std::optional<RunInfo> run = store->FindRun(a.run);
+  if (!run) {
+    std::string known;
+    for (const RunInfo& r : store->Runs()) known += (known.empty() ? "" : ", ") + r.name;
+    throw InputError(a.store, 0, "run " + a.run,
+                     "no such run in this store" + (known.empty() ? std::string(" (it has none)")
+                                                                  : " (it has: " + known + ")"));
+  }
+  std::string why;
+  std::optional<Task> task = TaskOfRun(*run, &why);
+  if (!task)
+    fmt::print(stderr, "note: task '{}' not found ({}): the roofline has no byte or FLOP figures\n",
+               run->task, why);
+  const DescriptorSpace space = DescriptorSpace::Load(DefaultDescriptorFile());
+  nlohmann::json data = {{"mode", "report"},
+                         {"run", RunView(*store, run->name, space, task ? &*task : nullptr)},
+                         {"details", KernelDetails(*store, run->name, 4096)}};
+  std::string out = a.out.empty() ? run->name + ".html" : a.out;
+  std::string html = PageHtml(data);
+  {
+    std::string partial = out + ".partial";
+    std::ofstream file(partial, std::ios::binary);
+    file << html;
+    file.close();
+    if (!file) throw InputError(out, 0, "-o", "cannot write the report there");
+    fs::rename(partial, out);
+  }
+  fmt::print("report      {} ({:.1f} KiB: {} evaluations, {} kernels of run {})\n",
+             fs::absolute(out).lexically_normal().string(), html.size() / 1024.0,
+             data["run"]["evaluations"].size(), data["details"].size(), run->name);
+  return 0;
+}
+
+int RunServe(const ServeOptions& options) {
+  Serve(options, [&](int port) {
+    fmt::print(
+        "serving {} at http://{}:{}/ (Ctrl-C stops)\n", options.store_url,
+        options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host,
+        port);
+    std::fflush(stdout);
+  });
+  return 0;
+}
+
+}  // namespace kf
