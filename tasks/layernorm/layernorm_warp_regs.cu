@@ -1,6 +1,6 @@
 // One row per warp, WARPS rows per block. Each lane loads VEC halves at a time (one 2*VEC-byte
 // load) and keeps its first CACHE vectors of the row in registers, so x is read from memory once
-// when C <= 32 * VEC * CACHE (the default caches 5120 halves, a whole 4544-wide Falcon-7B row).
+// when C <= 32 * VEC * CACHE (the default caches 4608 halves, a whole 4544-wide Falcon-7B row).
 // Exact two-pass statistics from the registers: the mean, then the mean of the squared
 // deviations; vectors past the cache are read again in each pass. Warp-shuffle reductions only:
 // no shared memory, no barrier.
@@ -12,7 +12,7 @@
 // @block 32 * WARPS
 // @param WARPS in [1, 2, 4, 8, 16] default 4
 // @param VEC in [2, 4, 8] default 8
-// @param CACHE in [1, 2, 4, 8, 12, 16, 20, 24] default 20
+// @param CACHE in [1, 2, 4, 8, 12, 16, 18, 20, 24] default 18
 // @constraint 32 * WARPS <= max_work_group_size
 // @constraint 32 * VEC * CACHE <= 6144
 // @constraint VEC <= 8

@@ -17,6 +17,26 @@ struct __align__(2 * VEC) HalfVec {
   __half2 h[VEC / 2];
 };
 
+// A HalfVec is loaded and stored as one 2*VEC-byte access (uint4 for VEC = 8: ld/st.global.v4):
+// a struct of __half2 copied whole through a HalfVec pointer compiles to VEC / 2 separate 4-byte
+// accesses instead (__half2's copy is member-wise).
+#if VEC == 8
+typedef uint4 Bits;
+#elif VEC == 4
+typedef uint2 Bits;
+#else
+typedef unsigned int Bits;
+#endif
+
+__device__ __forceinline__ HalfVec LoadVec(const HalfVec* p, int c) {
+  const Bits bits = __ldg(reinterpret_cast<const Bits*>(p) + c);
+  return *reinterpret_cast<const HalfVec*>(&bits);
+}
+
+__device__ __forceinline__ void StoreVec(HalfVec* p, int c, const HalfVec& v) {
+  reinterpret_cast<Bits*>(p)[c] = *reinterpret_cast<const Bits*>(&v);
+}
+
 // The row as [0, head) scalars, nvec aligned vectors from head, then scalars from tail to N.
 struct RowSplit {
   int head, nvec, tail;
@@ -70,7 +90,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
 
   float m = kLowest;
   for (int c = t; c < s.nvec; c += BLOCK) {
-    const HalfVec v = xv[c];
+    const HalfVec v = LoadVec(xv, c);
 #pragma unroll
     for (int k = 0; k < VEC / 2; ++k) {
       const float2 f = __half22float2(v.h[k]);
@@ -82,7 +102,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
 
   float sum = 0.0f;
   for (int c = t; c < s.nvec; c += BLOCK) {
-    const HalfVec v = xv[c];
+    const HalfVec v = LoadVec(xv, c);
 #pragma unroll
     for (int k = 0; k < VEC / 2; ++k) {
       const float2 f = __half22float2(v.h[k]);
@@ -93,14 +113,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
   const float inv = 1.0f / BlockSum(sum, red);
 
   for (int c = t; c < s.nvec; c += BLOCK) {
-    const HalfVec v = xv[c];
+    const HalfVec v = LoadVec(xv, c);
     HalfVec o;
 #pragma unroll
     for (int k = 0; k < VEC / 2; ++k) {
       const float2 f = __half22float2(v.h[k]);
       o.h[k] = __floats2half2_rn(__expf(f.x - m) * inv, __expf(f.y - m) * inv);
     }
-    yv[c] = o;
+    StoreVec(yv, c, o);
   }
   for (int k = t; k < ns; k += BLOCK) {
     const int j = s.scalar_at(k);
