@@ -105,6 +105,7 @@ std::unique_ptr<Driver> Driver::Load(std::string* error) {
   Bind(*lib, a.cuModuleUnload, {"cuModuleUnload"}, &missing);
   Bind(*lib, a.cuModuleGetFunction, {"cuModuleGetFunction"}, &missing);
   Bind(*lib, a.cuFuncGetAttribute, {"cuFuncGetAttribute"}, &missing);
+  Bind(*lib, a.cuFuncSetAttribute, {"cuFuncSetAttribute"}, &missing);
   Bind(*lib, a.cuMemAlloc, {"cuMemAlloc_v2"}, &missing);
   Bind(*lib, a.cuMemFree, {"cuMemFree_v2"}, &missing);
   Bind(*lib, a.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, &missing);

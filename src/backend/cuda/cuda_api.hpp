@@ -35,6 +35,7 @@ constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;
 // Function attributes.
 constexpr int kFuncMaxThreadsPerBlock = 0;
 constexpr int kFuncSharedSizeBytes = 1;
+constexpr int kFuncMaxDynamicSharedSizeBytes = 8;
 
 struct DriverApi {
   CUresult (*cuInit)(unsigned);
@@ -52,6 +53,7 @@ struct DriverApi {
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
   CUresult (*cuFuncGetAttribute)(int*, int, CUfunction);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
   CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);
