@@ -148,7 +148,13 @@ struct NvrtcOutput {
   std::string log;
 };
 
-// Compiles CUDA C++ to a cubin for `arch` (e.g. 90 for sm_90). Needs no GPU.
+// NVRTC's --gpu-architecture for a device of compute capability `arch` (90 for 9.0): the
+// architecture-specific target (sm_90a, sm_100a) where there is one, since wgmma, setmaxnreg and
+// tcgen05 exist only there and its cubin runs on exactly that compute capability; else sm_XX.
+std::string NvrtcTarget(int arch);
+
+// Compiles CUDA C++ to a cubin for a device of compute capability `arch` (e.g. 90 for 9.0, built
+// for NvrtcTarget(90) = sm_90a). Needs no GPU.
 NvrtcOutput CompileCuda(const Nvrtc& nvrtc, const std::string& source, const std::string& entry,
                         const std::vector<std::pair<std::string, std::string>>& defines, int arch);
 
