@@ -46,6 +46,9 @@ struct KernelArg {
 struct Launch {
   std::vector<int64_t> grid;   // groups per dimension
   std::vector<int64_t> block;  // work-items per group
+  // Dynamic shared memory per group in bytes (a CUDA kernel's @shared); 0 for none. A backend
+  // without it fails a launch that asks for any.
+  int64_t shared_bytes = 0;
 };
 
 // What the compiled kernel needs per group, read from the driver after loading.

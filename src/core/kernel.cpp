@@ -79,13 +79,24 @@ class AnnotationParser {
       for (const std::string& part : SplitTopLevel(body)) dims.push_back(ParseExpr(part));
       if (dims.empty() || dims.size() > 3) Fail("expected 1 to 3 comma-separated expressions");
       (directive == "grid" ? k_.grid_line : k_.block_line) = line_no;
+    } else if (directive == "shared") {
+      if (k_.language != Language::kCuda) {
+        Fail(
+            "dynamic shared memory is CUDA only; an OpenCL kernel declares its __local arrays "
+            "with a size known at compile time (a @param)");
+      }
+      if (k_.shared) Fail("declared twice");
+      std::vector<std::string> parts = SplitTopLevel(body);
+      if (parts.size() != 1) Fail("expected one expression: the bytes per block");
+      k_.shared = ParseExpr(parts[0]);
+      k_.shared_line = line_no;
     } else if (directive == "param") {
       ParseParam(body);
     } else if (directive == "constraint") {
       k_.constraints.push_back(ParseExpr(body));
       k_.constraint_lines.push_back(line_no);
     } else {
-      Fail("unknown annotation (expected @kernel, @grid, @block, @param or @constraint)");
+      Fail("unknown annotation (expected @kernel, @grid, @block, @shared, @param or @constraint)");
     }
   }
 
@@ -322,6 +333,7 @@ void CheckKernelNames(const Kernel& kernel, const std::vector<std::string>& size
   };
   for (const Expr& e : kernel.grid) check(e, known, kernel.grid_line, "@grid", "a launch rule");
   for (const Expr& e : kernel.block) check(e, known, kernel.block_line, "@block", "a launch rule");
+  if (kernel.shared) check(*kernel.shared, known, kernel.shared_line, "@shared", "a launch rule");
   std::vector<std::string> constraint_names = known;
   constraint_names.insert(constraint_names.end(), constraint_extras.begin(),
                           constraint_extras.end());

@@ -5,6 +5,7 @@
 //   // @kernel rope_baseline                 entry point
 //   // @grid ceil_div(B * S, BLOCK)           groups per dimension (1 to 3 expressions)
 //   // @block BLOCK                           work-items per group (1 to 3 expressions)
+//   // @shared STAGES * TILE * 2              CUDA only: dynamic shared memory per block, bytes
 //   // @param BLOCK in [64, 128, 256] default 128
 //   // @param UNROLL in range(1, 9)           integers 1..8; the default is the first value
 //   // @constraint BLOCK * VEC <= max_work_group_size
@@ -46,13 +47,16 @@ struct Kernel {
   std::string entry;
   std::vector<Expr> grid;   // 1..3
   std::vector<Expr> block;  // 1..3
+  // CUDA only: bytes of dynamic shared memory per block (`extern __shared__`), read like the launch
+  // rule; none when absent.
+  std::optional<Expr> shared;
   std::vector<ParamSpec> params;
   std::vector<Expr> constraints;
   std::vector<std::string> arg_names;  // parameter names of the entry point, in order
   // Lines (1-based; 0 = none) of the annotations and of the entry point in the source, for
-  // messages: @kernel, @grid, @block, each @constraint, the entry point's definition, and each of
-  // its parameters.
-  int entry_line = 0, grid_line = 0, block_line = 0, definition_line = 0;
+  // messages: @kernel, @grid, @block, @shared, each @constraint, the entry point's definition, and
+  // each of its parameters.
+  int entry_line = 0, grid_line = 0, block_line = 0, shared_line = 0, definition_line = 0;
   std::vector<int> constraint_lines, arg_lines;
 
   // The default configuration overridden by `overrides`; throws InputError for an unknown name or a
@@ -74,9 +78,10 @@ Kernel LoadKernelFile(const std::string& path);
 // the @kernel line (no such definition) or the entry point's line (wrong arguments).
 void CheckEntryArgs(const Kernel& kernel, const std::vector<std::string>& args,
                     const std::string& owner);
-// Checks that every name the launch rule reads is one of `sizes` or the kernel's @param names,
-// and every name a constraint reads is one of those or of `constraint_extras` (device
-// properties). Throws InputError at the annotation's line, naming the names known.
+// Checks that every name the launch rule (@grid, @block, @shared) reads is one of `sizes` or the
+// kernel's @param names, and every name a constraint reads is one of those or of
+// `constraint_extras` (device properties). Throws InputError at the annotation's line, naming the
+// names known.
 void CheckKernelNames(const Kernel& kernel, const std::vector<std::string>& sizes,
                       const std::vector<std::string>& constraint_extras);
 

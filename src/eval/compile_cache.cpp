@@ -16,7 +16,11 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr const char* kFormat = "KFART2";  // magic, symbol, listing size, listing, binary
-}
+// Part of every key: changed when the same device and request come to compile to something else
+// (2: CUDA devices of compute capability 9.0 and 10.0 build for sm_90a and sm_100a, no longer for
+// sm_90 and sm_100), so no artifact of the old target is found under a new key.
+constexpr int kKeyVersion = 2;
+}  // namespace
 
 std::string DefaultCacheDir() {
   if (const char* d = std::getenv("KF_CACHE_DIR"); d && *d) return d;
@@ -33,8 +37,9 @@ CompileCache::CompileCache(std::string dir) : dir_(std::move(dir)) {
 }
 
 std::string CompileCache::Key(const DeviceInfo& d, const CompileRequest& r) const {
-  std::string material = fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n", kFormat, d.backend, d.name,
-                                     d.arch, d.driver_version, d.compiler_version, r.entry);
+  std::string material =
+      fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n", kFormat, kKeyVersion, d.backend, d.name,
+                  d.arch, d.driver_version, d.compiler_version, r.entry);
   for (const auto& [k, v] : r.defines) material += fmt::format("-D{}={}\n", k, v);
   material += r.source;
   XXH128_hash_t h = XXH3_128bits(material.data(), material.size());

@@ -65,6 +65,12 @@ std::vector<std::string> LaunchHints(const std::string& error, const Launch& lau
     hints.push_back(
         fmt::format("work-group size {} over the device limit {}", threads, d.max_work_group_size));
   }
+  if (launch.shared_bytes > 0 && Has(error, {"dynamic shared memory"})) {
+    hints.push_back(fmt::format(
+        "@shared asks for {} bytes per block; the device allows {} bytes of shared memory per "
+        "block in all (static and dynamic)",
+        launch.shared_bytes, d.local_mem_bytes));
+  }
   if (Has(error, {"out_of_resources", "launch_out_of_resources"})) {
     hints.push_back("too many registers or too much shared memory per group for this block size");
   }

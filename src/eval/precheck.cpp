@@ -84,6 +84,15 @@ std::optional<Evaluation> Precheck(const Task& task, const Kernel& kernel, const
                   fmt::format("block of {} work-items exceeds the device's maximum of {}", threads,
                               device.max_work_group_size));
     }
+    if (l.shared_bytes > device.local_mem_bytes) {
+      ev.hints.push_back(
+          fmt::format("shared/local memory over the device limit ({} bytes per group on {})",
+                      device.local_mem_bytes, device.name));
+      return fail(Status::kInvalidConfig,
+                  fmt::format("@shared asks for {} bytes of dynamic shared memory per block; the "
+                              "device allows at most {}",
+                              l.shared_bytes, device.local_mem_bytes));
+    }
   } catch (const ExprError& e) {
     return fail(Status::kInvalidConfig, std::string("launch rule: ") + e.what());
   }

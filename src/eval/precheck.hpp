@@ -2,9 +2,10 @@
 // What can be decided about a candidate before anything is compiled: the entry point takes the
 // task's arguments, its launch rule and constraints read only names they can see, the
 // configuration satisfies its constraints (over parameters, device properties and the benchmark
-// sizes), the launch rule gives positive extents, and the group fits the device. A failure is a
-// verdict (`compile_error` for a wrong signature or an unknown name, else `invalid_config`); the
-// judge checks this before building, the evaluator again before running.
+// sizes), the launch rule gives positive extents, and the group and its dynamic shared memory fit
+// the device. A failure is a verdict (`compile_error` for a wrong signature or an unknown name,
+// else `invalid_config`); the judge checks this before building, the evaluator again before
+// running.
 
 #include <optional>
 #include <string>

@@ -145,6 +145,13 @@ Launch MakeLaunch(const Kernel& k, const Config& config, const Env& sizes) {
           fmt::format("launch dimension {} is {}x{}, not positive", d, l.grid[d], l.block[d]), 0);
     }
   }
+  if (k.shared) {
+    l.shared_bytes = k.shared->EvalInt(env);
+    if (l.shared_bytes < 0) {
+      throw ExprError(
+          fmt::format("@shared asks for {} bytes of dynamic shared memory", l.shared_bytes), 0);
+    }
+  }
   return l;
 }
 

@@ -43,7 +43,8 @@ std::string ModifiedInput(Device& device, const Task& task, const Workspace& ws)
 // Elements of the outputs that differ bit for bit between two launches.
 int64_t DifferingElements(const Task& task, const std::vector<HostBuffer>& a,
                           const std::vector<HostBuffer>& b);
-// Grid and block of `kernel` at `config` and sizes; throws ExprError for a non-positive extent.
+// Grid, block and dynamic shared memory of `kernel` at `config` and sizes; throws ExprError for a
+// non-positive extent or negative shared memory.
 Launch MakeLaunch(const Kernel& kernel, const Config& config, const Env& sizes);
 
 }  // namespace kf

@@ -143,6 +143,11 @@ std::string FormatSection(const ProposalRequest& r, bool search_replace) {
       "// @block EXPR[, ...]           work-items per group, as many dimensions as @grid\n"
       "// @param NAME in [V1, V2, ...] default V   tunable: reaches the source as #define NAME\n"
       "// @constraint EXPR             optional: configurations that violate it are skipped\n";
+  if (r.language == Language::kCuda) {
+    annotations +=
+        "// @shared EXPR                optional: bytes of dynamic shared memory per block "
+        "(`extern __shared__`), like @grid; may exceed 48 KB up to the device's limit\n";
+  }
   std::string out = "## Answer format\n" + rules + "\n";
   if (search_replace) {
     out +=

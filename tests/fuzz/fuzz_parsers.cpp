@@ -67,6 +67,12 @@ void FuzzKernel(const std::string& text, const kf::Task& task) {
       }
     }
   }
+  if (k.shared) {
+    try {
+      k.shared->Eval(env);
+    } catch (const kf::ExprError&) {
+    }
+  }
   try {
     kf::CheckKernelSignature(task, k);
   } catch (const kf::InputError&) {

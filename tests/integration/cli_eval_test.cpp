@@ -117,6 +117,26 @@ class Backends : public ::testing::Test {
 BACKEND_TESTS(OpenCLEval, "opencl", ".cl")
 BACKEND_TESTS(CudaEval, "cuda", ".cu")
 
+// @shared: 96 KB of dynamic shared memory runs only if the backend raised the kernel's limit
+// (cuFuncSetAttribute) before launching; 300 KB is over every device's limit and is refused
+// before anything is compiled.
+TEST(CudaSharedMemory, MoreThan48KBOfDynamicSharedMemoryRuns) {
+  if (!HasBackend("cuda")) GTEST_SKIP() << "no cuda device on this machine";
+  Result r = Eval("cuda", Data("rope_dynamic_shared.cu"));
+  ExpectOk(r);
+  EXPECT_EQ(r.json["config"]["SHARED_KB"], 96);
+}
+
+TEST(CudaSharedMemory, ARequestOverTheDevicesLimitIsAnInvalidConfig) {
+  if (!HasBackend("cuda")) GTEST_SKIP() << "no cuda device on this machine";
+  Result r = Eval("cuda", Data("rope_dynamic_shared.cu"), "--set SHARED_KB=300");
+  EXPECT_EQ(r.json["status"], "invalid_config") << r.json.dump(2);
+  EXPECT_NE(r.json["reason"].get<std::string>().find(
+                "@shared asks for 307200 bytes of dynamic shared memory per block"),
+            std::string::npos)
+      << r.json["reason"];
+}
+
 TEST(OpenCLChecks, AKernelThatCheatsOnlyWhenTimedIsCaughtByTheTimedRecheck) {
   if (!HasBackend("opencl")) GTEST_SKIP() << "no opencl device on this machine";
   Result r = Eval("opencl", Data("rope_cheats_when_timed.cl"), "--sizes cpu");

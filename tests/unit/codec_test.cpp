@@ -77,6 +77,41 @@ TEST(Codec, CompileResultsAndRunRequestsRoundTrip) {
             EvalSettingsToJson(EvalSettings::Thorough()));
 }
 
+// The dynamic shared memory of a CUDA kernel (@shared) is part of its launch rule: it reaches the
+// executor inside the kernel's source and comes back out of the codec as the same expression.
+TEST(Codec, ACudaKernelsDynamicSharedMemoryTravelsWithItsLaunchRule) {
+  const std::string source =
+      "// @kernel g\n// @grid ceil_div(N, BN)\n// @block 256\n"
+      "// @shared STAGES * BN * 128 + 1024\n"
+      "// @param BN in [128, 256] default 256\n// @param STAGES in [3, 4] default 4\n"
+      "extern \"C\" __global__ void g(float* x, int N) {\n"
+      "  extern __shared__ __align__(16) unsigned char smem[];\n}\n";
+  RunRequest r{{ParseKernel("dir/g.cu", source), {{"STAGES", "3"}}}, std::nullopt};
+  RunRequest r2 = RunRequestFromJson(nlohmann::json::parse(RunRequestToJson(r).dump()));
+  const Kernel& k = r2.candidate.kernel;
+  EXPECT_EQ(k.language, Language::kCuda);
+  ASSERT_TRUE(k.shared);
+  EXPECT_EQ(k.shared->text(), "STAGES * BN * 128 + 1024");
+  EXPECT_EQ(k.shared_line, 4);
+  EXPECT_EQ(r2.candidate.config, r.candidate.config);
+  Env env;
+  env.Set("N", 4096);
+  BindConfig(r2.candidate.config, env);
+  BindConfig({{"BN", "256"}}, env);
+  EXPECT_EQ(k.shared->EvalInt(env), 3 * 256 * 128 + 1024);
+  // An elite and a proposal carry it the same way.
+  Elite e;
+  e.kernel = r.candidate.kernel;
+  Elite e2 = EliteFromJson(nlohmann::json::parse(EliteToJson(e).dump()));
+  ASSERT_TRUE(e2.kernel.shared);
+  EXPECT_EQ(e2.kernel.shared->text(), k.shared->text());
+  Proposal p;
+  p.kernel = r.candidate.kernel;
+  ASSERT_TRUE(ProposalFromJson(ProposalToJson(p)).kernel.shared);
+  // A kernel without it decodes without it.
+  EXPECT_FALSE(KernelFromJson(KernelToJson(ParseKernel("k.cl", kKernel))).shared);
+}
+
 TEST(Codec, DevicesEvaluationsElitesAndProposalsRoundTrip) {
   DeviceInfo d;
   d.backend = "cuda";

@@ -87,6 +87,8 @@ TEST_F(CompileCacheTest, KeyCoversEverythingThatDecidesTheArtifact) {
   DeviceInfo d2 = d;
   d2.arch = "sm_80";
   EXPECT_TRUE(differs(d2, r));
+  d2.arch = "sm_100";  // built for sm_100a, as sm_90 is for sm_90a: each arch its own key
+  EXPECT_TRUE(differs(d2, r));
   d2 = d;
   d2.driver_version = "13.1";
   EXPECT_TRUE(differs(d2, r));

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "core/input_error.hpp"
+#include "core/task.hpp"
+#include "eval/precheck.hpp"
+#include "eval/workspace.hpp"
 
 namespace kf {
 namespace {
@@ -131,6 +134,96 @@ TEST(Kernel, AWrongEntryPointOrSignatureNamesTheLine) {
             "k.cl:6: entry point scale: argument 3 is 'M'; the task passes 'N' there");
   EXPECT_EQ(EntryErrorOf("scale", {"x", "y_out", "M"}),
             "k.cl:6: entry point scale: argument 2 is 'y'; the task passes 'y_out' there");
+}
+
+const char* kDynamicShared = R"(// @kernel gemm
+// @grid ceil_div(N, BN), ceil_div(M, BM)
+// @block 256, 1
+// @shared STAGES * (BM + BN) * 128 + 1024
+// @param BM in [128, 256] default 128
+// @param BN in [128, 256] default 256
+// @param STAGES in [3, 4, 8] default 4
+extern "C" __global__ void gemm(const __half* A, const __half* B, __half* C, int M, int N, int K) {
+  extern __shared__ __align__(16) unsigned char smem[];
+}
+)";
+
+// @shared: CUDA's dynamic shared memory per block, an expression over sizes and parameters that
+// MakeLaunch evaluates with the grid and block.
+TEST(Kernel, DynamicSharedMemoryIsPartOfTheLaunchRule) {
+  Kernel k = ParseKernel("gemm.cu", kDynamicShared);
+  ASSERT_TRUE(k.shared);
+  EXPECT_EQ(k.shared->text(), "STAGES * (BM + BN) * 128 + 1024");
+  EXPECT_EQ(k.shared_line, 4);
+  EXPECT_NO_THROW(CheckKernelNames(k, {"M", "N", "K"}, {"local_mem_bytes"}));
+  Env sizes;
+  sizes.Set("M", 4096);
+  sizes.Set("N", 4096);
+  sizes.Set("K", 4096);
+  Launch l = MakeLaunch(k, k.ResolveConfig({}), sizes);
+  EXPECT_EQ(l.shared_bytes, 4 * (128 + 256) * 128 + 1024);
+  EXPECT_EQ(l.grid, (std::vector<int64_t>{16, 32}));
+  EXPECT_EQ(MakeLaunch(k, k.ResolveConfig({{"STAGES", "3"}, {"BN", "128"}}), sizes).shared_bytes,
+            3 * 256 * 128 + 1024);
+  // Without @shared a kernel asks for none.
+  Kernel plain = ParseKernel("scale.cl", kGood);
+  EXPECT_FALSE(plain.shared);
+  Env n;
+  n.Set("N", 1000);
+  EXPECT_EQ(MakeLaunch(plain, plain.ResolveConfig({}), n).shared_bytes, 0);
+  // A negative request is a launch-rule error (invalid_config), like a non-positive extent.
+  Kernel negative = ParseKernel("k.cu",
+                                "// @kernel f\n// @grid 1\n// @block 32\n// @shared K - 100\n"
+                                "extern \"C\" __global__ void f(int K) {}\n");
+  EXPECT_EQ(MakeLaunch(negative, {}, sizes).shared_bytes, 3996);
+  Env small;
+  small.Set("K", 10);
+  EXPECT_THROW(MakeLaunch(negative, {}, small), ExprError);
+}
+
+TEST(Kernel, MalformedOrOpenCLSharedNamesFileLineAndField) {
+  const std::string head = "// @kernel f\n// @grid 1\n// @block 1\n";
+  std::string e = ErrorOf("k.cl", head + "// @shared 1024\n__kernel void f() {}\n");
+  EXPECT_NE(e.find("k.cl:4: @shared: dynamic shared memory is CUDA only"), std::string::npos) << e;
+  e = ErrorOf("k.cu", head + "// @shared 1024\n// @shared 2048\n");
+  EXPECT_NE(e.find("k.cu:5: @shared: declared twice"), std::string::npos) << e;
+  e = ErrorOf("k.cu", head + "// @shared 1024, 2048\n");
+  EXPECT_NE(e.find("k.cu:4: @shared: expected one expression"), std::string::npos) << e;
+  e = ErrorOf("k.cu", head + "// @shared\n");
+  EXPECT_NE(e.find("k.cu:4: @shared:"), std::string::npos) << e;
+  e = ErrorOf("k.cu", head + "// @shared 1024 *\n");
+  EXPECT_NE(e.find("k.cu:4: @shared:"), std::string::npos) << e;
+  // Names: the sizes and the parameters, as for @grid; device properties are for constraints.
+  try {
+    CheckKernelNames(ParseKernel("k.cu", head + "// @shared TILE * local_mem_bytes\n"), {"N"},
+                     {"local_mem_bytes"});
+    ADD_FAILURE() << "an unknown name in @shared passed";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("k.cu:4: @shared: unknown name 'TILE'"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+// Over the device's limit per block: invalid_config before anything is compiled, with the figures.
+TEST(Kernel, DynamicSharedMemoryOverTheDeviceLimitIsAnInvalidConfig) {
+  Task task = LoadTask(std::string(KF_TASKS) + "/gemm_f16");
+  Kernel k = ParseKernel("gemm.cu", kDynamicShared);
+  DeviceInfo h200;
+  h200.backend = "cuda";
+  h200.name = "NVIDIA H200";
+  h200.max_work_group_size = 1024;
+  h200.local_mem_bytes = 232448;  // the opt-in limit per block
+  const SizeSet& record = task.bench_sizes.front();
+  EXPECT_FALSE(Precheck(task, k, k.ResolveConfig({}), h200, record));  // 197632 bytes
+  std::optional<Evaluation> over =
+      Precheck(task, k, k.ResolveConfig({{"STAGES", "8"}}), h200, record);
+  ASSERT_TRUE(over);
+  EXPECT_EQ(over->status, Status::kInvalidConfig);
+  EXPECT_NE(over->reason.find("@shared asks for 394240 bytes of dynamic shared memory per block; "
+                              "the device allows at most 232448"),
+            std::string::npos)
+      << over->reason;
 }
 
 TEST(Kernel, ResolveConfigRejectsUnknownAndUndeclaredValues) {

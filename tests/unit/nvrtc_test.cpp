@@ -1,5 +1,6 @@
-// The CUDA backend's compiler half needs no GPU: NVRTC builds cubins for sm_90 on any machine
-// that has the toolkit. These run in CI; without NVRTC they are skipped and say why.
+// The CUDA backend's compiler half needs no GPU: NVRTC builds cubins for sm_90a (an H100 or H200,
+// compute capability 9.0) on any machine that has the toolkit. These run in CI; without NVRTC they
+// are skipped and say why.
 
 #include <gtest/gtest.h>
 
@@ -33,12 +34,22 @@ TEST(CudaDriver, LoadsOrSaysWhy) {
   EXPECT_GT(driver->version(), 0);
 }
 
+// Compute capability 9.0 and 10.0 build for their architecture-specific targets, where wgmma,
+// setmaxnreg and tcgen05 live; a cubin for sm_90a runs on exactly the devices that are 9.0.
+TEST(NvrtcTarget, ArchSpecificWhereThereIsOne) {
+  EXPECT_EQ(cuda::NvrtcTarget(90), "sm_90a");
+  EXPECT_EQ(cuda::NvrtcTarget(100), "sm_100a");
+  EXPECT_EQ(cuda::NvrtcTarget(80), "sm_80");
+  EXPECT_EQ(cuda::NvrtcTarget(89), "sm_89");
+  EXPECT_EQ(cuda::NvrtcTarget(120), "sm_120");
+}
+
 TEST_F(Nvrtc, SupportsHopper) {
   std::vector<int> archs = nvrtc_->supported_archs();
   EXPECT_NE(std::find(archs.begin(), archs.end(), 90), archs.end());
 }
 
-TEST_F(Nvrtc, CompilesEveryBundledCudaKernelToAnSm90Cubin) {
+TEST_F(Nvrtc, CompilesEveryBundledCudaKernelToAnSm90aCubin) {
   std::vector<Task> tasks = BundledTasks();
   ASSERT_FALSE(tasks.empty());
   for (const Task& t : tasks) {
@@ -79,6 +90,20 @@ TEST_F(Nvrtc, CompilesTheEvaluatorsOwnKernelsForEveryElementType) {
          {"kf_differ", "kf_compare", "kf_fill", "kf_copy", "kf_hash", "kf_scan"})
       EXPECT_NE(out.ptx.find(std::string(".entry ") + entry), std::string::npos) << entry;
   }
+}
+
+// wgmma and setmaxnreg exist only for sm_90a: a device of compute capability 9.0 gets them.
+TEST_F(Nvrtc, HopperGetsItsArchSpecificInstructions) {
+  const char* src = R"(extern "C" __global__ void __launch_bounds__(128) f(float* x) {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n" ::: "memory");
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  x[threadIdx.x] = 1.0f;
+})";
+  cuda::NvrtcOutput out = cuda::CompileCuda(*nvrtc_, src, "f", {}, 90);
+  ASSERT_TRUE(out.ok) << out.log;
+  EXPECT_NE(out.ptx.find(".target sm_90a"), std::string::npos) << out.ptx.substr(0, 400);
 }
 
 TEST_F(Nvrtc, LowersCppNames) {

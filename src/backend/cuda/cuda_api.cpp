@@ -105,6 +105,7 @@ std::unique_ptr<Driver> Driver::Load(std::string* error) {
   Bind(*lib, a.cuModuleUnload, {"cuModuleUnload"}, &missing);
   Bind(*lib, a.cuModuleGetFunction, {"cuModuleGetFunction"}, &missing);
   Bind(*lib, a.cuFuncGetAttribute, {"cuFuncGetAttribute"}, &missing);
+  Bind(*lib, a.cuFuncSetAttribute, {"cuFuncSetAttribute"}, &missing);
   Bind(*lib, a.cuMemAlloc, {"cuMemAlloc_v2"}, &missing);
   Bind(*lib, a.cuMemFree, {"cuMemFree_v2"}, &missing);
   Bind(*lib, a.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, &missing);
@@ -190,6 +191,11 @@ std::string CudaIncludeDir() {
   return "";
 }
 
+std::string NvrtcTarget(int arch) {
+  const bool specific = arch == 90 || arch == 100;
+  return fmt::format("sm_{}{}", arch, specific ? "a" : "");
+}
+
 NvrtcOutput CompileCuda(const Nvrtc& nvrtc, const std::string& source, const std::string& entry,
                         const std::vector<std::pair<std::string, std::string>>& defines, int arch) {
   KF_IGNORE_FOREIGN_LEAKS;
@@ -204,7 +210,7 @@ NvrtcOutput CompileCuda(const Nvrtc& nvrtc, const std::string& source, const std
   }
   std::string name_expr = "&" + entry;
   a.nvrtcAddNameExpression(prog, name_expr.c_str());
-  std::vector<std::string> options = {fmt::format("--gpu-architecture=sm_{}", arch), "-std=c++17",
+  std::vector<std::string> options = {"--gpu-architecture=" + NvrtcTarget(arch), "-std=c++17",
                                       "-lineinfo"};
   if (std::string inc = CudaIncludeDir(); !inc.empty()) options.push_back("-I" + inc);
   for (const auto& [k, v] : defines) options.push_back(fmt::format("-D{}={}", k, v));

@@ -35,6 +35,7 @@ constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;
 // Function attributes.
 constexpr int kFuncMaxThreadsPerBlock = 0;
 constexpr int kFuncSharedSizeBytes = 1;
+constexpr int kFuncMaxDynamicSharedSizeBytes = 8;
 
 struct DriverApi {
   CUresult (*cuInit)(unsigned);
@@ -52,6 +53,7 @@ struct DriverApi {
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
   CUresult (*cuFuncGetAttribute)(int*, int, CUfunction);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
   CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);
@@ -146,7 +148,13 @@ struct NvrtcOutput {
   std::string log;
 };
 
-// Compiles CUDA C++ to a cubin for `arch` (e.g. 90 for sm_90). Needs no GPU.
+// NVRTC's --gpu-architecture for a device of compute capability `arch` (90 for 9.0): the
+// architecture-specific target (sm_90a, sm_100a) where there is one, since wgmma, setmaxnreg and
+// tcgen05 exist only there and its cubin runs on exactly that compute capability; else sm_XX.
+std::string NvrtcTarget(int arch);
+
+// Compiles CUDA C++ to a cubin for a device of compute capability `arch` (e.g. 90 for 9.0, built
+// for NvrtcTarget(90) = sm_90a). Needs no GPU.
 NvrtcOutput CompileCuda(const Nvrtc& nvrtc, const std::string& source, const std::string& entry,
                         const std::vector<std::pair<std::string, std::string>>& defines, int arch);
 

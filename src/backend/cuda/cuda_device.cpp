@@ -95,11 +95,22 @@ class CudaKernel : public LoadedKernel {
     return {shared, threads};
   }
   CUfunction function() const { return function_; }
+  // The most dynamic shared memory a launch may ask for now (the driver's default until raised).
+  int64_t dynamic_shared_limit() const {
+    if (dynamic_shared_limit_ < 0) {
+      int limit = 0;
+      api_.cuFuncGetAttribute(&limit, kFuncMaxDynamicSharedSizeBytes, function_);
+      dynamic_shared_limit_ = limit;
+    }
+    return dynamic_shared_limit_;
+  }
+  void set_dynamic_shared_limit(int64_t bytes) { dynamic_shared_limit_ = bytes; }
 
  private:
   const DriverApi& api_;
   CUmodule module_;
   CUfunction function_;
+  mutable int64_t dynamic_shared_limit_ = -1;  // -1: not read yet
 };
 
 class CudaDevice : public Device {
@@ -110,7 +121,9 @@ class CudaDevice : public Device {
         nvrtc_(std::move(nvrtc)),
         device_(device),
         ctx_(ctx),
-        info_(std::move(info)) {}
+        info_(std::move(info)),
+        optin_shared_(std::max(Attr(api(), device, kAttrMaxSharedMemoryPerBlock),
+                               Attr(api(), device, kAttrMaxSharedMemoryPerBlockOptin))) {}
 
   ~CudaDevice() override {
     const DriverApi& a = api();
@@ -268,11 +281,38 @@ class CudaDevice : public Device {
       g[d] = static_cast<unsigned>(launch.grid[d]);
       b[d] = static_cast<unsigned>(launch.block[d]);
     }
+    CudaKernel& kernel = static_cast<CudaKernel&>(loaded);
+    if (DeviceStatus s = AllowDynamicShared(kernel, launch.shared_bytes); !s.ok()) return s;
     if (start) a.cuEventRecord(start, nullptr);
-    CUresult r = a.cuLaunchKernel(static_cast<CudaKernel&>(loaded).function(), g[0], g[1], g[2],
-                                  b[0], b[1], b[2], 0, nullptr, params.data(), nullptr);
+    CUresult r = a.cuLaunchKernel(kernel.function(), g[0], g[1], g[2], b[0], b[1], b[2],
+                                  static_cast<unsigned>(launch.shared_bytes), nullptr,
+                                  params.data(), nullptr);
     if (r != CUDA_SUCCESS) return DeviceStatus::Fail(a.Error("cuLaunchKernel", r));
     if (stop) a.cuEventRecord(stop, nullptr);
+    return DeviceStatus::Ok();
+  }
+
+  // Raises the kernel's dynamic shared memory limit to `bytes` where the launch asks for more than
+  // the driver allows by default (48 KB less the static bytes); a request past the device's
+  // opt-in limit per block fails with the figures rather than at the launch.
+  DeviceStatus AllowDynamicShared(CudaKernel& kernel, int64_t bytes) {
+    if (bytes <= 0 || bytes <= kernel.dynamic_shared_limit()) return DeviceStatus::Ok();
+    const int64_t static_bytes = kernel.resources().static_local_bytes;
+    if (static_bytes + bytes > optin_shared_) {
+      return DeviceStatus::Fail(fmt::format(
+          "@shared asks for {} bytes of dynamic shared memory per block; with the kernel's {} "
+          "bytes of static shared memory that is over the device's limit of {} bytes per block",
+          bytes, static_bytes, optin_shared_));
+    }
+    if (CUresult r = api().cuFuncSetAttribute(kernel.function(), kFuncMaxDynamicSharedSizeBytes,
+                                              static_cast<int>(bytes));
+        r != CUDA_SUCCESS) {
+      return DeviceStatus::Fail(api().Error(
+          fmt::format("cuFuncSetAttribute (dynamic shared memory of {} bytes per block)", bytes)
+              .c_str(),
+          r));
+    }
+    kernel.set_dynamic_shared_limit(bytes);
     return DeviceStatus::Ok();
   }
 
@@ -311,6 +351,7 @@ class CudaDevice : public Device {
   CUdevice device_;
   CUcontext ctx_;
   DeviceInfo info_;
+  int64_t optin_shared_;  // the most shared memory (static and dynamic) a block may have
   std::map<BufferHandle, CUdeviceptr> buffers_;
   std::map<BufferHandle, CUdeviceptr> views_;  // inside a buffer: not freed on their own
   BufferHandle next_handle_ = 0;

@@ -385,6 +385,11 @@ class OpenCLDevice : public Device {
 
   DeviceStatus LaunchAsync(LoadedKernel& loaded, std::span<const KernelArg> args,
                            const Launch& launch, cl_event* event) {
+    if (launch.shared_bytes > 0) {
+      return DeviceStatus::Fail(
+          "dynamic shared memory (@shared) is CUDA only; OpenCL kernels size __local arrays at "
+          "compile time");
+    }
     cl_kernel kernel = static_cast<OpenCLKernel&>(loaded).kernel();
     for (size_t i = 0; i < args.size(); ++i) {
       const KernelArg& a = args[i];
