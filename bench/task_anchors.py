@@ -6,7 +6,8 @@ inputs are drawn fresh with the task's distributions (never zeros). Timed with C
 flushed before every launch (a 512 MB write), median of the runs.
 
 Usage: python3 bench/task_anchors.py [TASK...]   (default: every library task)
-Prints one JSON object per task on its own line: {"task", "sizes", "anchors": {name: ms}}.
+Prints one JSON object per task on its own line: {"task", "sizes", "anchors": {name: ms},
+"copy_same_bytes_gbs"} (the last: a copy moving the task's min_bytes, read + written).
 """
 import json
 import math
@@ -144,11 +145,19 @@ ANCHORS = {"softmax_rows": softmax_rows, "rmsnorm": rmsnorm, "layernorm": layern
            "attention_fwd": attention_fwd, "ray_sphere": ray_sphere}
 
 
-def copy_gbs():
-    a = torch.empty(1 << 28, dtype=torch.float32, device=dev).normal_()
+def copy_gbs(total_bytes=2 << 30):
+    """GB/s of a device-to-device copy moving `total_bytes` (half read, half written)."""
+    a = torch.empty(max(1, int(total_bytes) // 8), dtype=torch.float32, device=dev).normal_()
     b = torch.empty_like(a)
     ms = timed(lambda: b.copy_(a))
     return 2 * a.numel() * 4 / ms / 1e6
+
+
+def task_bytes(task, sizes):
+    """The task's min_bytes at these sizes (its expression uses + - * // and names only)."""
+    with open(f"tasks/{task}/task.toml", "rb") as f:
+        expr = tomllib.load(f)["cost"]["min_bytes"]
+    return eval(expr, {"__builtins__": {}}, dict(sizes))  # noqa: S307 - our own task files
 
 
 def main():
@@ -160,7 +169,11 @@ def main():
             anchors = ANCHORS[task](s)
         except Exception as e:  # noqa: BLE001
             anchors = {"error": str(e)[:300]}
-        print(json.dumps({"task": task, "sizes": s, "anchors": anchors}), flush=True)
+        # A copy that moves the task's own bytes: what a kernel of that size can reach (launch
+        # and ramp-up weigh more on 100 MB than on the 2 GiB copy above).
+        same = copy_gbs(task_bytes(task, s))
+        print(json.dumps({"task": task, "sizes": s, "anchors": anchors,
+                          "copy_same_bytes_gbs": same}), flush=True)
         torch.cuda.empty_cache()
 
 
