@@ -431,7 +431,9 @@ TEST(SearchLoop, AStoppedRunWithManyInFlightResumesWithNothingJudgedTwice) {
 
 TEST(SearchLoop, ATimeBudgetDropsTheQueueInsteadOfWaitingForIt) {
   TempStore a;
-  SyntheticJudge judge(3, true, -1, std::chrono::milliseconds(40));  // 6 candidates out
+  // 6 candidates out; each takes long enough that a loaded machine still has some queued when
+  // the time is up.
+  SyntheticJudge judge(3, true, -1, std::chrono::milliseconds(90));
   auto store = OpenStore(a.path);
   SearchSettings s = Settings("r", 1000, 8);
   s.seconds = 0.5;
