@@ -331,7 +331,9 @@ int main(int argc, char** argv) {
       "report",
       "Write one run as a self-contained HTML file: archive heat maps, progress, roofline, "
       "lineage, every kernel with its evaluations (opens offline)");
-  report->add_option("RUN", report_args.run, "The run's name (kfoundry serve lists a store's runs)")
+  report
+      ->add_option("RUN", report_args.run,
+                   "The run's name (a name the store lacks is answered with the names it has)")
       ->required();
   report->add_option("--store", report_args.store, "The store the run is in: sqlite:PATH")
       ->capture_default_str();
