@@ -110,6 +110,18 @@ std::string Now() {
   return fmt::format("{}.{:03d}Z", buf, static_cast<int>(ms));
 }
 
+// A run's row: the query and how its columns make a RunInfo.
+constexpr const char* kRunColumns = "SELECT name, task, device, settings, created_at FROM runs";
+RunInfo RunFrom(SQLite::Statement& q) {
+  RunInfo r;
+  r.name = q.getColumn(0).getString();
+  r.task = q.getColumn(1).getString();
+  r.device = q.getColumn(2).getString();
+  r.settings = nlohmann::json::parse(q.getColumn(3).getString(), nullptr, false);
+  r.created_at = q.getColumn(4).getString();
+  return r;
+}
+
 class SqliteStore : public Store {
  public:
   explicit SqliteStore(const std::string& path)
@@ -149,32 +161,17 @@ class SqliteStore : public Store {
 
   std::optional<RunInfo> FindRun(const std::string& name) override {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
-    SQLite::Statement q(db_, "SELECT task, device, settings, created_at FROM runs WHERE name = ?");
+    SQLite::Statement q(db_, std::string(kRunColumns) + " WHERE name = ?");
     q.bind(1, name);
     if (!q.executeStep()) return std::nullopt;
-    RunInfo r;
-    r.name = name;
-    r.task = q.getColumn(0).getString();
-    r.device = q.getColumn(1).getString();
-    r.settings = nlohmann::json::parse(q.getColumn(2).getString(), nullptr, false);
-    r.created_at = q.getColumn(3).getString();
-    return r;
+    return RunFrom(q);
   }
 
   std::vector<RunInfo> Runs() override {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
-    SQLite::Statement q(
-        db_, "SELECT name, task, device, settings, created_at FROM runs ORDER BY created_at, name");
+    SQLite::Statement q(db_, std::string(kRunColumns) + " ORDER BY created_at, name");
     std::vector<RunInfo> out;
-    while (q.executeStep()) {
-      RunInfo r;
-      r.name = q.getColumn(0).getString();
-      r.task = q.getColumn(1).getString();
-      r.device = q.getColumn(2).getString();
-      r.settings = nlohmann::json::parse(q.getColumn(3).getString(), nullptr, false);
-      r.created_at = q.getColumn(4).getString();
-      out.push_back(std::move(r));
-    }
+    while (q.executeStep()) out.push_back(RunFrom(q));
     return out;
   }
 
