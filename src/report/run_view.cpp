@@ -5,7 +5,6 @@
 #include <ctime>
 #include <filesystem>
 #include <map>
-#include <set>
 
 #include "core/codec.hpp"
 #include "core/identity.hpp"
