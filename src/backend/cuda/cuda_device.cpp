@@ -83,6 +83,19 @@ class OfflineNvrtc : public Compiler {
   std::string arch_;
 };
 
+// Reads n 16-byte words (the flush's second half). The store never happens (the words all hold
+// one value, so their XOR is 0); it is there so that the loads are kept.
+constexpr const char* kFlushReadSource = R"(
+extern "C" __global__ void kf_flush_read(const uint4* __restrict__ p, long long n) {
+  unsigned x = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    const uint4 v = p[i];
+    x ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (x == 0xFFFFFFFFu) *(unsigned*)p = x;
+})";
+
 class CudaKernel : public LoadedKernel {
  public:
   CudaKernel(const DriverApi& api, CUmodule m, CUfunction f)
@@ -129,7 +142,7 @@ class CudaDevice : public Device {
     const DriverApi& a = api();
     a.cuCtxSetCurrent(ctx_);
     for (auto& [h, ptr] : buffers_) a.cuMemFree(ptr);
-    if (scratch_) a.cuMemFree(scratch_);
+    flush_reader_.reset();
     for (auto& [start, stop] : slots_) {
       a.cuEventDestroy(start);
       a.cuEventDestroy(stop);
@@ -247,10 +260,24 @@ class CudaDevice : public Device {
     return DeviceStatus::Ok();
   }
 
+  // Evicts the timed kernel's inputs from L2: a write over twice the L2, then a read of the same
+  // bytes, so the lines the flush leaves behind are clean. After the write alone up to an L2 of
+  // the flush's own dirty lines would be written back during the next launch, charging a kernel
+  // of a few hundred MB about 9% more time for traffic it did not make (BENCHMARKS.md,
+  // 2026-12-04 "the L2 flush").
   DeviceStatus EnqueueFlushCache() override {
     if (DeviceStatus s = EnsureScratch(); !s.ok()) return s;
-    return Check("cuMemsetD32 (cache flush)",
-                 api().cuMemsetD32Async(scratch_, ++flush_count_, scratch_bytes_ / 4, nullptr));
+    if (DeviceStatus s = Check(
+            "cuMemsetD32 (cache flush)",
+            api().cuMemsetD32Async(Ptr(scratch_), ++flush_count_, scratch_bytes_ / 4, nullptr));
+        !s.ok()) {
+      return s;
+    }
+    const KernelArg args[] = {
+        {KernelArg::Kind::kBuffer, scratch_},
+        {.kind = KernelArg::Kind::kI64, .i64 = static_cast<int64_t>(scratch_bytes_ / 16)}};
+    return Enqueue(*flush_reader_, args,
+                   Launch{{static_cast<int64_t>(info_.compute_units) * 8}, {256}});
   }
 
   DeviceStatus Synchronize() override {
@@ -317,10 +344,15 @@ class CudaDevice : public Device {
   }
 
   DeviceStatus EnsureScratch() {
-    if (scratch_) return DeviceStatus::Ok();
+    if (flush_reader_) return DeviceStatus::Ok();
     scratch_bytes_ = static_cast<size_t>(std::max<int64_t>(2 * info_.cache_bytes, 8 << 20));
-    if (CUresult r = api().cuMemAlloc(&scratch_, scratch_bytes_); r != CUDA_SUCCESS)
-      return DeviceStatus::Fail(api().Error("cuMemAlloc (cache flush)", r));
+    scratch_bytes_ = (scratch_bytes_ + 15) / 16 * 16;
+    if (DeviceStatus s = Alloc(scratch_bytes_, &scratch_); !s.ok()) return s;
+    CompileResult c = Compile({kFlushReadSource, "kf_flush_read", {}});
+    if (!c.ok) return DeviceStatus::Fail("cache-flush kernel: " + c.log);
+    std::string error;
+    flush_reader_ = Load(c.artifact, &error);
+    if (!flush_reader_) return DeviceStatus::Fail("cache-flush kernel: " + error);
     return DeviceStatus::Ok();
   }
 
@@ -357,8 +389,9 @@ class CudaDevice : public Device {
   BufferHandle next_handle_ = 0;
   BufferHandle probe_ = 0;                          // the health check's buffer
   std::vector<std::pair<CUevent, CUevent>> slots_;  // start and stop of each timed slot
-  CUdeviceptr scratch_ = 0;
+  BufferHandle scratch_ = 0;  // the cache flush's buffer, twice the L2 (EnsureScratch)
   size_t scratch_bytes_ = 0;
+  std::unique_ptr<LoadedKernel> flush_reader_;
   uint32_t flush_count_ = 0;
 };
 
