@@ -345,9 +345,11 @@ class CudaDevice : public Device {
 
   DeviceStatus EnsureScratch() {
     if (flush_reader_) return DeviceStatus::Ok();
-    scratch_bytes_ = static_cast<size_t>(std::max<int64_t>(2 * info_.cache_bytes, 8 << 20));
-    scratch_bytes_ = (scratch_bytes_ + 15) / 16 * 16;
-    if (DeviceStatus s = Alloc(scratch_bytes_, &scratch_); !s.ok()) return s;
+    if (!scratch_) {  // kept when the reader failed to build, so a retry allocates no second one
+      scratch_bytes_ = static_cast<size_t>(std::max<int64_t>(2 * info_.cache_bytes, 8 << 20));
+      scratch_bytes_ = (scratch_bytes_ + 15) / 16 * 16;
+      if (DeviceStatus s = Alloc(scratch_bytes_, &scratch_); !s.ok()) return s;
+    }
     CompileResult c = Compile({kFlushReadSource, "kf_flush_read", {}});
     if (!c.ok) return DeviceStatus::Fail("cache-flush kernel: " + c.log);
     std::string error;
