@@ -11,6 +11,8 @@ rm -rf .device && mkdir -p .device/lib
 for b in build/src/kfoundry build/tests/kf_unit_tests build/tests/kf_integration_tests; do
   strip -o ".device/$(basename "$b")" "$b"
 done
+# The build's commit (and whether the tree had changes), for the figures' "build" line there.
+git describe --always --dirty > .device/commit 2>/dev/null || echo unknown > .device/commit
 if [ -n "${KF_BEFORE_BINARY:-}" ]; then strip -o .device/kfoundry-before "$KF_BEFORE_BINARY"; fi
 # Every shared library the binaries load but the C runtime's own (libcurl brings a dozen the GPU
 # machine may lack or have in other versions; built against Debian 12's glibc, they run on newer).
