@@ -305,7 +305,8 @@ int main(int argc, char** argv) {
   optimize->add_option("--sizes", opt.sizes, "Benchmark size set to time");
   optimize->add_option("--store", opt.store, "Where the run is recorded: sqlite:PATH")
       ->capture_default_str();
-  optimize->add_option("--run", opt.run, "Name of the run (default: TASK-DATE-TIME)");
+  optimize->add_option("--run", opt.run,
+                       "Name of the run: letters, digits, . _ - (default: TASK-DATE-TIME)");
   optimize->add_option("--resume", opt.resume,
                        "Continue the named run (killed or finished) with its stored settings; "
                        "nothing stored is judged again");

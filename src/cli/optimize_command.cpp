@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -73,6 +74,18 @@ std::string DefaultRunName(const std::string& task) {
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y%m%d-%H%M%S", std::gmtime(&t));
   return task + "-" + buf;
+}
+
+// A run's name becomes a file name (`kfoundry report`) and a URL path segment (`kfoundry serve`).
+void CheckRunName(const std::string& name) {
+  bool ok = name.size() <= 100 && name.front() != '.' && name.front() != '-';
+  for (char c : name)
+    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
+  if (!ok)
+    throw InputError("--run", 0, name,
+                     "a run's name is at most 100 letters, digits, '.', '_' and '-', not "
+                     "starting with '.' or '-' (it names the report's file and the dashboard's "
+                     "URL)");
 }
 
 nlohmann::json SettingsJson(const OptimizeArgs& a) {
@@ -452,8 +465,9 @@ int PrintText(const RunSummary& s, const Totals& t, const OptimizeArgs& a,
 }  // namespace
 
 int RunOptimize(OptimizeArgs a, const std::string& self) {
-  std::unique_ptr<Store> store = OpenStore(a.store);
   bool resuming = a.resume_flag || !a.resume.empty();
+  if (!resuming && !a.run.empty()) CheckRunName(a.run);  // before a store file is made for it
+  std::unique_ptr<Store> store = OpenStore(a.store);
   if (!a.resume.empty()) a.run = a.resume;
   if (resuming && a.run.empty())
     throw InputError("--resume", 0, "RUN", "name the run to resume (--resume RUN or --run RUN)");

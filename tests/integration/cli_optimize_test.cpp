@@ -89,6 +89,13 @@ TEST(OpenCLOptimize, BeatsTheBaselineAndItsBestKernelPassesEvalOnItsOwn) {
   testing::KfResult twice = RunKfoundry(Args(dir, "--run short"));
   EXPECT_EQ(twice.exit_code, 2);
   EXPECT_NE(twice.err.find("--resume short"), std::string::npos) << twice.err;
+  // A name the report's file and the dashboard's URL could not carry is refused up front.
+  for (std::string bad : {"a/b", "..", "-x", "run one"}) {
+    testing::KfResult refused = RunKfoundry(Args(dir, "--run='" + bad + "'"));
+    EXPECT_EQ(refused.exit_code, 2) << bad;
+    EXPECT_NE(refused.err.find("--run"), std::string::npos) << refused.err;
+    EXPECT_FALSE(OpenStore(dir + "/kf.db")->FindRun(bad)) << bad;
+  }
   // Resumed when finished, it judges nothing: not the search, not the re-verification.
   testing::KfResult finished = RunKfoundry(fmt::format(
       "optimize --store sqlite:{}/kf.db --resume short --device opencl --top 1 --repeats 1 "
