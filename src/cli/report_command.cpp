@@ -34,7 +34,7 @@ int RunReport(const ReportArgs& a) {
                run->task, why);
   const DescriptorSpace space = DescriptorSpace::Load(DefaultDescriptorFile());
   nlohmann::json data = {{"mode", "report"},
-                         {"run", RunView(*store, run->name, space, task ? &*task : nullptr)},
+                         {"run", RunView(*store, *run, space, task ? &*task : nullptr)},
                          {"details", KernelDetails(*store, run->name, 4096)}};
   std::string out = a.out.empty() ? run->name + ".html" : a.out;
   std::string html = PageHtml(data);

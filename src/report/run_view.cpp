@@ -151,21 +151,20 @@ std::optional<double> StoreTimeSeconds(const std::string& text) {
   return seconds;
 }
 
-json RunView(Store& store, const std::string& run, const DescriptorSpace& space, const Task* task) {
-  std::optional<RunInfo> info = store.FindRun(run);
-  if (!info) throw NotFound("no run '" + run + "' in this store");
-  RunSummary s = ReadRunSummary(store, run);
+json RunView(Store& store, const RunInfo& info, const DescriptorSpace& space, const Task* task) {
+  const std::string& run = info.name;
   std::vector<StoredEvaluation> all = store.RunEvaluations(run);
+  RunSummary s = SummarizeRun(store, info, store.RunProposals(run), all);
   RunStats stats = store.Stats(run);
   json finish = LastFinish(store, run);
 
   json out;
   out["run"] = {
-      {"name", info->name},
-      {"task", info->task},
-      {"device", info->device},
-      {"created_at", info->created_at},
-      {"settings", info->settings},
+      {"name", info.name},
+      {"task", info.task},
+      {"device", info.device},
+      {"created_at", info.created_at},
+      {"settings", info.settings},
       {"finished", stats.Finished()},
       {"stop_reason", finish.is_object() ? finish.value("stop_reason", "") : ""},
       {"devices", finish.is_object() ? finish.value("devices", json::array()) : json::array()}};

@@ -19,8 +19,9 @@ class NotFound : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// `task`, when given, supplies the roofline's bytes and FLOPs at the timed sizes.
-nlohmann::json RunView(Store& store, const std::string& run, const DescriptorSpace& space,
+// `run` as the store lists it (Store::FindRun); `task`, when given, supplies the roofline's bytes
+// and FLOPs at the timed sizes.
+nlohmann::json RunView(Store& store, const RunInfo& run, const DescriptorSpace& space,
                        const Task* task);
 
 // One kernel of a run: its source and its parent's, its proposal with the proposer's trail

@@ -75,7 +75,7 @@ void Serve(const ServeOptions& options, const std::function<void(int port)>& lis
     std::optional<RunInfo> run = store->FindRun(req.matches[1]);
     if (!run)
       throw NotFound(fmt::format("no run '{}' in {}", req.matches[1].str(), options.store_url));
-    SendJson(res, RunView(*store, run->name, space, tasks.For(*run)));
+    SendJson(res, RunView(*store, *run, space, tasks.For(*run)));
   });
   server.Get(R"(/api/runs/([^/]+)/version)",
              [&](const httplib::Request& req, httplib::Response& res) {

@@ -88,12 +88,16 @@ RestoredArchive RebuildArchive(const std::vector<ProposalRecord>& records,
 }
 
 RunSummary ReadRunSummary(Store& store, const std::string& run) {
-  RunSummary s;
   std::optional<RunInfo> info = store.FindRun(run);
   if (!info) throw InputError("--run", 0, run, "no such run in the store");
-  s.run = *info;
-  s.proposals = store.RunProposals(run);
-  std::vector<StoredEvaluation> all = store.RunEvaluations(run);
+  return SummarizeRun(store, *info, store.RunProposals(run), store.RunEvaluations(run));
+}
+
+RunSummary SummarizeRun(Store& store, RunInfo run, std::vector<ProposalRecord> proposals,
+                        std::vector<StoredEvaluation> all) {
+  RunSummary s;
+  s.run = std::move(run);
+  s.proposals = std::move(proposals);
   s.archive = RebuildArchive(s.proposals, all).archive;
   for (const ProposalRecord& r : s.proposals) ++s.proposal_states[r.state];
   for (StoredEvaluation& e : all) {

@@ -69,6 +69,10 @@ struct RunSummary {
 
 // Throws InputError when the store has no such run.
 RunSummary ReadRunSummary(Store& store, const std::string& run);
+// The same from what was read already: the run's proposals and its evaluations in order (the
+// store is asked only for kernels no longer in the archive).
+RunSummary SummarizeRun(Store& store, RunInfo run, std::vector<ProposalRecord> proposals,
+                        std::vector<StoredEvaluation> all);
 
 double Median(std::vector<double> v);
 

@@ -85,7 +85,7 @@ class ReportTest : public ::testing::Test {
 
 TEST_F(ReportTest, TheRunViewHoldsEveryEvaluationKernelAndFigure) {
   DescriptorSpace space = DescriptorSpace::Load(KF_DESCRIPTORS);
-  json v = RunView(*store_, "r1", space, nullptr);
+  json v = RunView(*store_, *store_->FindRun("r1"), space, nullptr);
   ASSERT_EQ(v["evaluations"].size(), 3u);
   const json& columns = v["columns"];
   for (const json& row : v["evaluations"]) EXPECT_EQ(row.size(), columns.size());
@@ -162,8 +162,6 @@ TEST_F(ReportTest, AKernelsDetailHasItsSourceParentAndEveryEvaluation) {
 }
 
 TEST_F(ReportTest, AnUnknownRunOrKernelIsNotFound) {
-  DescriptorSpace space = DescriptorSpace::Load(KF_DESCRIPTORS);
-  EXPECT_THROW(RunView(*store_, "nope", space, nullptr), NotFound);
   EXPECT_THROW(KernelDetail(*store_, "nope", KernelId(child_)), NotFound);
   EXPECT_THROW(KernelDetail(*store_, "r1", "k0000"), NotFound);
   // A kernel of the store that this run never touched is not the run's.
