@@ -17,7 +17,9 @@
 // group always queues behind the running one. cp.async moves 16 bytes and zero-fills past the
 // matrix edges when rows are 16-byte aligned (K, N multiples of 8); other sizes load the tiles
 // with guarded scalar reads into the same layout. Blocks are numbered along M in groups of
-// GROUP_M tile rows, so a wave of blocks shares its A and B tiles in L2.
+// GROUP_M tile rows, so a wave of blocks shares its A and B tiles in L2. EPI 1 stores C through
+// shared memory in 16-byte words (whole rows of the tile per warp) instead of 4-byte stores
+// straight from the accumulators.
 // @kernel gemm_wgmma
 // @grid ceil_div(M, BM) * ceil_div(N, BN)
 // @block 256
@@ -26,8 +28,10 @@
 // @param BN in [64, 128, 256] default 256
 // @param STAGES in [3, 4, 5, 6] default 4
 // @param GROUP_M in [1, 4, 8, 16] default 8
+// @param EPI in [0, 1] default 1
 // @constraint (BM // 128) * BN <= 256
 // @constraint STAGES * (BM + BN) * 128 + 1024 <= local_mem_bytes
+// @constraint EPI == 0 or BM * (BN * 2 + 16) <= STAGES * (BM + BN) * 128
 #include <cuda_fp16.h>
 
 #define BK 64
@@ -48,6 +52,7 @@
 #define B_RPP (THREADS / B_CPR)
 #define B_PASSES (BK / B_RPP)
 #define PREFETCH (STAGES - 2)  // K steps in flight ahead of the one multiplied
+#define C_PITCH (BN * 2 + 16)  // bytes per row of the tile of C staged in shared memory (EPI 1)
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -339,6 +344,39 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
   // Accumulator j of a 64-row tile, per thread: rows warp * 16 + lane / 4 (+ 8 for j % 4 >= 2),
   // columns 8 * (j / 4) + 2 * (lane % 4) + j % 2.
   const bool c_vec2 = (N % 2 == 0) && ((size_t)C % 4 == 0);
+#if EPI == 1
+  // Through shared memory: the tile in fp16, rows C_PITCH bytes apart (16 bytes of padding
+  // against bank conflicts), then stored in whole 16-byte words, a row of the tile by BN / 8
+  // neighbouring threads. Needs rows of C 16-byte aligned; other shapes store from registers.
+  const bool c_vec8 = (N % 8 == 0) && ((size_t)C % 16 == 0);
+  if (c_vec8) {
+    cp_async_wait<0>();  // only empty groups are left; every wgmma has finished (above)
+    __syncthreads();     // no thread reads a stage any more
+    unsigned char* tile = smem_raw + (smem0 - smem_addr(smem_raw));
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+      const int r = wg * WG_ROWS + i * 64 + warp * 16 + (lane >> 2);
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const int c = j * 8 + (lane & 3) * 2;
+        *reinterpret_cast<__half2*>(tile + r * C_PITCH + c * 2) =
+            __floats2half2_rn(acc[i][4 * j], acc[i][4 * j + 1]);
+        *reinterpret_cast<__half2*>(tile + (r + 8) * C_PITCH + c * 2) =
+            __floats2half2_rn(acc[i][4 * j + 2], acc[i][4 * j + 3]);
+      }
+    }
+    __syncthreads();
+#pragma unroll 4
+    for (int w = tid; w < BM * (BN / 8); w += THREADS) {
+      const int r = w / (BN / 8), c = (w % (BN / 8)) * 8;
+      const int m = bm + r, n = bn + c;
+      if (m < M && n < N)
+        *reinterpret_cast<uint4*>(C + (long long)m * N + n) =
+            *reinterpret_cast<const uint4*>(tile + r * C_PITCH + c * 2);
+    }
+    return;
+  }
+#endif
 #pragma unroll
   for (int i = 0; i < MT; ++i) {
     const int m = bm + wg * WG_ROWS + i * 64 + warp * 16 + (lane >> 2);
