@@ -33,6 +33,12 @@ struct DeviceInfo {
   // "cuda:0 (NVIDIA H200)": how evaluations name the device that judged them.
   std::string Label() const { return Selector() + " (" + name + ")"; }
   Language language() const { return backend == "cuda" ? Language::kCuda : Language::kOpenCL; }
+  // Whether the first launch at a group size may compile the kernel: PoCL's CPU devices build a
+  // work-group function for each group size when a launch of it first runs (seen with PoCL 3.1:
+  // clEnqueueNDRangeKernel returns at once, the wait takes the compile).
+  bool CompilesAtFirstLaunch() const {
+    return backend == "opencl" && device_class == DeviceClass::kCpu;
+  }
 };
 
 }  // namespace kf

@@ -56,8 +56,11 @@ Evaluator::Timing Evaluator::TimeLaunches(LoadedKernel* candidate, const Launch&
   for (int done = 0; done < s.warmup_runs + s.max_runs;) {
     const int batch = std::min(kBatch, s.warmup_runs + s.max_runs - done);
     // Said before the launches are enqueued: a device may start them at once.
-    Phase(EvalPhase::kLaunch, batch * (with_baseline ? 2 : 1),
-          candidate ? "candidate" : "baseline");
+    if (candidate) {
+      CandidatePhase(batch * (with_baseline ? 2 : 1), launch);
+    } else {
+      Phase(EvalPhase::kLaunch, batch, "baseline");
+    }
     int slot = 0;
     for (int j = 0; j < batch; ++j) {
       if (with_baseline) {  // the baseline first, so the last output is the candidate's
@@ -148,6 +151,8 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
       Phase(EvalPhase::kHost, 1, "reference");
       Must(device_.Enqueue(*reference_->loaded, ws.reference_args(), ref_launch),
            "the task's reference kernel");
+      // Where a first launch compiles, the reference's does so here, not in the candidate's time.
+      if (info.CompilesAtFirstLaunch()) Must(device_.Synchronize(), "the task's reference kernel");
       Launch launch;
       try {
         launch = MakeLaunch(kernel, config, ws.env());
@@ -157,7 +162,7 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
       }
       auto run_candidate = [&]() {
         ws.PrepareCandidate();
-        Phase(EvalPhase::kLaunch, 1, "candidate");
+        CandidatePhase(1, launch);
         LaunchResult c = device_.Run(loaded, ws.candidate_args(), launch);
         Phase(EvalPhase::kHost);
         return c;

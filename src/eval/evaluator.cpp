@@ -108,9 +108,11 @@ Evaluation Evaluator::Evaluate(const RunRequest& request, std::string* listing) 
     return passed;
   };
   try {
+    launched_blocks_.clear();
     bool ok = timed("load", [&] { return Load(request, group_size, ev, &loaded, listing); }) &&
               timed("check",
                     [&] {
+                      candidate_load_s_ = ev.phase_ms["load"] * 1e-3;
                       return on_host ? CheckOnHost(kernel, config, *loaded, settings, ev)
                                      : CheckOnDevice(kernel, config, *loaded, settings, ev);
                     }) &&
@@ -168,6 +170,13 @@ bool Evaluator::Load(const RunRequest& request, int64_t group_size, Evaluation& 
                             group_size, needs.max_group_size));
   }
   return true;
+}
+
+void Evaluator::CandidatePhase(int launches, const Launch& launch) {
+  double compiling_s = 0;
+  if (device_.info().CompilesAtFirstLaunch() && launched_blocks_.insert(launch.block).second)
+    compiling_s = std::max(candidate_load_s_, 1e-3);
+  Phase(EvalPhase::kLaunch, launches, "candidate", compiling_s);
 }
 
 bool Evaluator::Derive(const Env& sizes, Evaluation& ev) {

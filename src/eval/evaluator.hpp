@@ -16,7 +16,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "backend/device.hpp"
 #include "core/candidate.hpp"
@@ -49,7 +51,9 @@ class EvalObserver {
  public:
   virtual ~EvalObserver() = default;
   // Called when a phase starts, and where it is; `launches` launches come in a launch phase.
-  virtual void Phase(EvalPhase phase, int launches, const EvalPlace& place) = 0;
+  // `compiling_s` > 0: the first of them may also compile the kernel (a device that builds the
+  // code for a group size when a launch of it first runs), which took about that long to load.
+  virtual void Phase(EvalPhase phase, int launches, const EvalPlace& place, double compiling_s) = 0;
 };
 
 struct EvalOptions {
@@ -112,10 +116,14 @@ class Evaluator {
   }
   std::string Where() const { return DescribePlace(place_); }
   // A phase starts; `launch` names whose launch ("candidate", ...) it is.
-  void Phase(EvalPhase p, int launches = 1, const char* launch = "") {
+  void Phase(EvalPhase p, int launches = 1, const char* launch = "", double compiling_s = 0) {
     place_.launch = launch;
-    if (options_.observer) options_.observer->Phase(p, launches, place_);
+    if (options_.observer) options_.observer->Phase(p, launches, place_, compiling_s);
   }
+  // A launch phase of the candidate with `launch`: on a device that compiles at a group size's
+  // first launch (PoCL), the first at each group size says it may compile, for about as long as
+  // loading the candidate took.
+  void CandidatePhase(int launches, const Launch& launch);
 
   Device& device_;
   const Task& task_;
@@ -133,6 +141,9 @@ class Evaluator {
     int candidates = 0;
   };
   std::optional<ReusedTiming> baseline_timing_;
+  // The candidate's load time and the group sizes it has launched with (CandidatePhase).
+  double candidate_load_s_ = 0;
+  std::set<std::vector<int64_t>> launched_blocks_;
 };
 
 }  // namespace kf

@@ -22,9 +22,9 @@ namespace {
 class PhaseReporter : public EvalObserver {
  public:
   explicit PhaseReporter(int fd) : fd_(fd) {}
-  void Phase(EvalPhase p, int launches, const EvalPlace& place) override {
+  void Phase(EvalPhase p, int launches, const EvalPlace& place, double compiling_s) override {
     place_ = place;
-    SendMessage(fd_, PhaseMessage(p, launches, place));
+    SendMessage(fd_, PhaseMessage(p, launches, place, compiling_s));
   }
   const EvalPlace& place() const { return place_; }
 
@@ -35,7 +35,8 @@ class PhaseReporter : public EvalObserver {
 
 }  // namespace
 
-nlohmann::json PhaseMessage(EvalPhase phase, int launches, const EvalPlace& place) {
+nlohmann::json PhaseMessage(EvalPhase phase, int launches, const EvalPlace& place,
+                            double compiling_s) {
   const char* name = phase == EvalPhase::kCompile  ? "compile"
                      : phase == EvalPhase::kLaunch ? "launch"
                                                    : "host";
@@ -44,6 +45,7 @@ nlohmann::json PhaseMessage(EvalPhase phase, int launches, const EvalPlace& plac
   if (!place.sizes.empty()) m["sizes"] = place.sizes;
   if (place.seed) m["seed"] = *place.seed;
   if (!place.launch.empty()) m["launch"] = place.launch;
+  if (compiling_s > 0) m["compiling_s"] = compiling_s;
   return m;
 }
 

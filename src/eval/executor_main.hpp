@@ -23,8 +23,9 @@ struct ExecutorArgs {
 int RunExecutor(const ExecutorArgs& args);
 
 // The message saying a phase starts and where ({"phase", "launches", "step", "sizes", "seed",
-// "launch"}), and the place read back from one.
-nlohmann::json PhaseMessage(EvalPhase phase, int launches, const EvalPlace& place);
+// "launch", "compiling_s"}), and the place read back from one.
+nlohmann::json PhaseMessage(EvalPhase phase, int launches, const EvalPlace& place,
+                            double compiling_s = 0);
 EvalPlace PlaceFromMessage(const nlohmann::json& message);
 
 // Limits a worker process (RLIMIT_AS in GiB, RLIMIT_CPU in seconds; 0 = none), and makes it die

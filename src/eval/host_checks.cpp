@@ -73,7 +73,7 @@ bool Evaluator::CheckOnHost(const Kernel& kernel, const Config& config, LoadedKe
       }
       auto run_candidate = [&]() {
         PrepareLaunch(device_, task_, ws, true);
-        Phase(EvalPhase::kLaunch, 1, "candidate");
+        CandidatePhase(1, launch);
         LaunchResult c = device_.Run(loaded, ws.args, launch);
         Phase(EvalPhase::kHost);
         return c;
@@ -146,7 +146,7 @@ bool Evaluator::TimeOnHost(const Kernel& kernel, const Config& config, LoadedKer
     PrepareLaunch(device_, task_, ws,
                   false);  // poison, so the timed output is the candidate's own
     Must(device_.FlushCache(), "flushing the cache");
-    Phase(EvalPhase::kLaunch, 1, "candidate");
+    CandidatePhase(1, launch);
     LaunchResult c = device_.Run(loaded, ws.args, launch);
     Phase(EvalPhase::kHost);
     if (!c.status.ok())

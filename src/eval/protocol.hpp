@@ -3,8 +3,9 @@
 // JSON on a pipe pair, fds 3 (requests) and 4 (replies) in the worker. Every message is one of
 // the core codecs' objects wrapped with an id:
 //   worker → parent  {"ready": true, ...} once, then {"phase": "compile"|"launch"|"host",
-//                    "step", "sizes", "seed", "launch"} as an evaluation moves on (where it is,
-//                    for a verdict if the worker dies there), and {"id": N, ...} answers
+//                    "step", "sizes", "seed", "launch", "compiling_s"} as an evaluation moves
+//                    on (where it is, for a verdict if the worker dies there; how long a first
+//                    launch may compile), and {"id": N, ...} answers
 //   parent → worker  {"id": N, "op": "run", "run": RunRequest}
 //                    {"id": N, "op": "compile", "compile": CompileRequest}
 // A worker that cannot start sends {"fatal": message, "exit_code": N} and exits.

@@ -60,6 +60,11 @@ double Supervisor::PhaseSeconds(const std::string& phase, int launches) const {
                              : options_.host_timeout_s;
 }
 
+double Supervisor::CompilingSeconds(double said) const {
+  if (said <= 0) return 0;
+  return std::min(std::max(said, options_.launch_floor_s), options_.compile_timeout_s);
+}
+
 void Supervisor::Start() {
   const ExecutorOptions& o = options_;
   std::vector<std::string> args = {o.binary,         "executor",
@@ -141,6 +146,7 @@ RunReply Supervisor::Await(int ticket) {
   };
   std::string phase = "host";
   int launches = 1;
+  double compiling = 0;  // seconds a first launch may spend compiling, on top of its deadline
   Clock::time_point deadline = DeadlineIn(PhaseSeconds(phase, 1));
   // What an earlier fault left unsent goes now: this candidate (waiting), the one behind it if it
   // fits.
@@ -163,14 +169,19 @@ RunReply Supervisor::Await(int ticket) {
                                  options_.compile_timeout_s));
       }
       if (phase == "launch") {
-        return fault(Status::kTimeout,
-                     fmt::format("{} ran past {} deadline of {:.2f} s ({}x the baseline's "
-                                 "{:.3f} ms a launch, within [{}, {}] s); the executor was "
-                                 "killed{}",
-                                 launches > 1 ? fmt::format("{} launches", launches) : "a launch",
-                                 launches > 1 ? "their" : "its", PhaseSeconds(phase, launches),
-                                 options_.launch_factor, info_.baseline_ms, options_.launch_floor_s,
-                                 options_.launch_ceiling_s, at()));
+        return fault(
+            Status::kTimeout,
+            fmt::format("{} ran past {} deadline of {:.2f} s ({}x the baseline's {:.3f} ms a "
+                        "launch, within [{}, {}] s{}); the executor was killed{}",
+                        launches > 1 ? fmt::format("{} launches", launches) : "a launch",
+                        launches > 1 ? "their" : "its", PhaseSeconds(phase, launches) + compiling,
+                        options_.launch_factor, info_.baseline_ms, options_.launch_floor_s,
+                        options_.launch_ceiling_s,
+                        compiling > 0 ? fmt::format(", and {:.2f} s for compiling at the first "
+                                                    "launch at this group size on this device",
+                                                    compiling)
+                                      : "",
+                        at()));
       }
       return fault(Status::kTimeout, fmt::format("the evaluation's host work ran past {:.0f} s; "
                                                  "the executor was killed{}",
@@ -185,10 +196,11 @@ RunReply Supervisor::Await(int ticket) {
     if (message.contains("phase")) {
       phase = message["phase"].get<std::string>();
       launches = message.value("launches", 1);
+      compiling = phase == "launch" ? CompilingSeconds(message.value("compiling_s", 0.0)) : 0;
       place = PlaceFromMessage(message);
       if (place.step == "check" && place.seed && (seeds.empty() || seeds.back() != *place.seed))
         seeds.push_back(*place.seed);
-      deadline = DeadlineIn(PhaseSeconds(phase, launches));
+      deadline = DeadlineIn(PhaseSeconds(phase, launches) + compiling);
       continue;
     }
     if (message.value("id", -1) != id) continue;

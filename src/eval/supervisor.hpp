@@ -2,7 +2,8 @@
 // Isolated evaluation. Candidates run in a supervised executor process (`kfoundry executor`) that
 // holds the device context and serves many candidates in a row. The supervisor gives each phase
 // of an evaluation its own deadline — compiling; each candidate launch (derived from the
-// baseline's launch time, with a floor and a ceiling); host work — and past it kills the
+// baseline's launch time, with a floor and a ceiling, and more for a first launch that may
+// compile); host work — and past it kills the
 // executor: the candidate gets `timeout` (or `compile_error` for a compile that ran too long), a
 // fresh executor starts on the next candidate and the queue goes on. A crash (a signal, a sticky
 // device error found by the health check after each candidate) gives `crash` with what was
@@ -103,6 +104,9 @@ class Supervisor {
   void Start();
   bool SendTo(Sent& s, bool wait);
   double PhaseSeconds(const std::string& phase, int launches) const;
+  // What a launch that may compile first (`compiling_s` said by the executor) gets on top of its
+  // deadline: the time said, at least the launch floor, at most the compile timeout.
+  double CompilingSeconds(double said) const;
 
   ExecutorOptions options_;
   ExecutorCounters counters_;
