@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Issue 15's table on the GPU machine in two calls of at most 600 s each (the device tool's limit
+# Issue 15's table on the GPU machine in calls of at most 600 s each (the device tool's limit
 # for one command), so that the optimize runs, the anchors and the tests of one build share a
 # machine. Run from the repository root there with .device carried (scripts/device-bundle.sh):
-#   bash bench/library_call.sh 1   gemm_f16: the pending epilogue A/B (docs/pending) and cuBLAS;
-#                                  gemm_f16's optimize (100 s); the memory-bound tasks' anchors
-#                                  and optimize runs (30 s each)
+#   bash bench/library_call.sh 1   gemm_f16: its epilogues (EPI 0 and 1) interleaved, its optimize
+#                                  (100 s) and cuBLAS; the memory-bound tasks' anchors and optimize
+#                                  runs (30 s each)
 #   bash bench/library_call.sh 2   the CUDA tests (unit, then integration without the library's
-#                                  short optimize runs, which part 1 and this part cover); the
+#                                  short optimize runs, which the optimize runs stand for); the
 #                                  other library tasks' optimize runs and anchors
+#   bash bench/library_call.sh 3   the goals alone (~270 s): the memory-bound tasks' and gemm_f16's
+#                                  runs, then their anchors
 # Each step has a time limit; when it runs out, what the step started is killed (kfoundry, the
 # test binaries and their executors), so the next step has the GPU to itself. Writes under $OUT:
 # library.txt and anchors.txt (one JSON line per task), ab.txt, unit.txt, integration.txt.
@@ -34,24 +36,14 @@ step() {
   return 0
 }
 
-# gemm_wgmma as committed against the pending shared-memory epilogue (EPI 0 and 1), interleaved.
+# gemm_wgmma's two epilogues (registers, then C staged in shared memory), interleaved, twice.
 ab() {
-  local dir=/tmp/kf-epi patch=docs/pending/gemm_wgmma-epilogue-only.patch cfg
-  cfg=(--set BM=256 --set BN=128 --set GROUP_M=1)
-  rm -rf $dir && mkdir -p $dir/tasks && cp -r tasks/gemm_f16 $dir/tasks/
-  if [ -f $patch ]; then
-    (cd $dir && { patch -s -p1 < "$OLDPWD/$patch" || { git init -q && git apply "$OLDPWD/$patch"; }; })
-  fi
   for round in 1 2; do
-    for variant in head epi0 epi1; do
-      local file=tasks/gemm_f16/gemm_wgmma.cu extra=()
-      case $variant in
-        epi0) file=$dir/$file extra=(--set EPI=0) ;;
-        epi1) file=$dir/$file extra=(--set EPI=1) ;;
-      esac
-      $kf eval gemm_f16 "$file" --device cuda --json "${cfg[@]}" "${extra[@]}" 2>/dev/null |
+    for epi in 0 1; do
+      $kf eval gemm_f16 tasks/gemm_f16/gemm_wgmma.cu --device cuda --json --set BM=256 \
+          --set BN=128 --set GROUP_M=1 --set EPI=$epi 2>/dev/null |
         python3 -c "import json,sys; j=json.load(sys.stdin); t=j.get('time_ms') or {};
-print('$round $variant', j['status'], t.get('median'), t.get('min'), t.get('max'), j['reason'][:80])"
+print('$round EPI=$epi', j['status'], t.get('median'), t.get('min'), t.get('max'), j['reason'][:80])"
     done
   done | tee -a "$OUT/ab.txt"
 }
@@ -63,23 +55,28 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>&
 echo "build $(cat .device/commit 2>/dev/null || echo unknown)" | tee -a "$OUT/machine.txt"
 case ${1:-} in
   1)
-    step 80 bash -c ab
+    step 45 bash -c ab
     step 150 env KF_OPTIMIZE_EXTRA='--tune-budget 24' bash bench/task_library_run.sh 100 gemm_f16
     step 120 bash -c 'anchors "$@"' anchors gemm_f16 rmsnorm layernorm softmax_rows transpose_f32 reduce_sum
     step 215 bash bench/task_library_run.sh 30 rmsnorm layernorm softmax_rows transpose_f32 reduce_sum
     ;;
-  2)
-    step 75 sh -c '.device/kf_unit_tests --gtest_brief=1 > "$OUT/unit.txt" 2>&1'
-    step 230 sh -c ".device/kf_integration_tests --gtest_filter='Cuda*:-Cuda/TaskLibrary.ShortOptimize*' \
+  2)  # the integration tests took ~350 s on an H100 (attention's eval test alone 119 s)
+    step 40 sh -c '.device/kf_unit_tests --gtest_brief=1 > "$OUT/unit.txt" 2>&1'
+    step 330 sh -c ".device/kf_integration_tests --gtest_filter='Cuda*:-Cuda/TaskLibrary.ShortOptimize*' \
         > \"\$OUT/integration.txt\" 2>&1"
-    step 130 bash bench/task_library_run.sh 25 spmv_csr gemm_f32 ray_sphere
-    step 55 env KF_OPTIMIZE_EXTRA='--runs 10' bash bench/task_library_run.sh 35 attention_fwd
-    step 60 bash -c 'anchors "$@"' anchors spmv_csr gemm_f32 attention_fwd ray_sphere
+    step 80 bash bench/task_library_run.sh 20 spmv_csr gemm_f32 ray_sphere
+    step 80 env KF_OPTIMIZE_EXTRA='--runs 10' bash bench/task_library_run.sh 35 attention_fwd
+    step 45 bash -c 'anchors "$@"' anchors spmv_csr gemm_f32 attention_fwd ray_sphere
     tail -n 3 "$OUT/unit.txt"
     grep -E '^\[  (FAILED|PASSED|SKIPPED) | ran\. ' "$OUT/integration.txt" | tail -n 40
     ;;
+  3)
+    step 120 bash bench/task_library_run.sh 30 rmsnorm layernorm softmax_rows transpose_f32 reduce_sum
+    step 100 env KF_OPTIMIZE_EXTRA='--tune-budget 24' bash bench/task_library_run.sh 85 gemm_f16
+    step 45 bash -c 'anchors "$@"' anchors gemm_f16 rmsnorm layernorm softmax_rows transpose_f32 reduce_sum
+    ;;
   *)
-    echo "usage: bash bench/library_call.sh 1|2" >&2
+    echo "usage: bash bench/library_call.sh 1|2|3" >&2
     exit 2
     ;;
 esac
