@@ -10,15 +10,7 @@
 # command proposer; beforewalkN: that with kfoundry-before; KF_WALK_ARGS is added to the
 # proposer's command). KF_OPTIMIZE_EXTRA is added to each optimize command line.
 set -uo pipefail
-OUT=${OUT:-/tmp/kf-out}
-mkdir -p "$OUT"
-# The test binaries were built with this checkout's path baked in.
-if [ ! -e /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi
-export LD_LIBRARY_PATH="$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export KF_CACHE_DIR=/tmp/kf-cache KF_TEST_BINARY="$PWD/.device/kfoundry"
-# A binary built elsewhere (kfoundry-before) knows its own source tree's paths: point it here.
-export KF_TASKS_DIR="$PWD/tasks" KF_RULES_DIR="$PWD/rules" KF_DESCRIPTORS="$PWD/descriptors/default.toml"
-kf=.device/kfoundry
+source bench/device_env.sh
 
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; ldd $kf | grep 'not found'; } 2>&1 | tee "$OUT/machine.txt"
 $kf devices 2>&1 | tee -a "$OUT/machine.txt"

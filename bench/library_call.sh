@@ -14,13 +14,8 @@
 # test binaries and their executors), so the next step has the GPU to itself. Writes under $OUT:
 # library.txt and anchors.txt (one JSON line per task), ab.txt, unit.txt, integration.txt.
 set -uo pipefail
-OUT=${OUT:-/tmp/kf-out}
-mkdir -p "$OUT"
-if [ ! -e /work/main ]; then mkdir -p /work && ln -s "$PWD" /work/main; fi  # the tests' paths
-export OUT LD_LIBRARY_PATH="$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export KF_CACHE_DIR=/tmp/kf-cache KF_TEST_BINARY="$PWD/.device/kfoundry" PYTHONUNBUFFERED=1
-export KF_TASKS_DIR="$PWD/tasks" KF_RULES_DIR="$PWD/rules" KF_DESCRIPTORS="$PWD/descriptors/default.toml"
-export kf=.device/kfoundry
+source bench/device_env.sh
+export PYTHONUNBUFFERED=1
 start=$(date +%s)
 
 # step SECONDS COMMAND...: COMMAND for at most SECONDS, then nothing it started left running.

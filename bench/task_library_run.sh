@@ -5,11 +5,8 @@
 # carried (scripts/device-bundle.sh); writes $OUT/library.txt and $OUT/library_best.tgz (the best
 # kernels). Usage: bash bench/task_library_run.sh SECONDS TASK... (KF_OPTIMIZE_EXTRA: more flags)
 set -uo pipefail
-OUT=${OUT:-/tmp/kf-out}
-mkdir -p "$OUT" /tmp/kf-library
-export LD_LIBRARY_PATH="$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export KF_CACHE_DIR=/tmp/kf-cache KF_TASKS_DIR="$PWD/tasks" KF_RULES_DIR="$PWD/rules"
-export KF_DESCRIPTORS="$PWD/descriptors/default.toml"
+source bench/device_env.sh
+mkdir -p /tmp/kf-library
 secs=$1
 shift
 for task in "$@"; do

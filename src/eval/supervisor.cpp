@@ -147,7 +147,8 @@ RunReply Supervisor::Await(int ticket) {
   std::string phase = "host";
   int launches = 1;
   double compiling = 0;  // seconds a first launch may spend compiling, on top of its deadline
-  Clock::time_point deadline = DeadlineIn(PhaseSeconds(phase, 1));
+  double allowed = PhaseSeconds(phase, 1);  // the phase's deadline, from its start
+  Clock::time_point deadline = DeadlineIn(allowed);
   // What an earlier fault left unsent goes now: this candidate (waiting), the one behind it if it
   // fits.
   if (!queued_.front().sent && !SendTo(queued_.front(), true)) {
@@ -174,9 +175,8 @@ RunReply Supervisor::Await(int ticket) {
             fmt::format("{} ran past {} deadline of {:.2f} s ({}x the baseline's {:.3f} ms a "
                         "launch, within [{}, {}] s{}); the executor was killed{}",
                         launches > 1 ? fmt::format("{} launches", launches) : "a launch",
-                        launches > 1 ? "their" : "its", PhaseSeconds(phase, launches) + compiling,
-                        options_.launch_factor, info_.baseline_ms, options_.launch_floor_s,
-                        options_.launch_ceiling_s,
+                        launches > 1 ? "their" : "its", allowed, options_.launch_factor,
+                        info_.baseline_ms, options_.launch_floor_s, options_.launch_ceiling_s,
                         compiling > 0 ? fmt::format(", and {:.2f} s for compiling at the first "
                                                     "launch at this group size on this device",
                                                     compiling)
@@ -196,11 +196,12 @@ RunReply Supervisor::Await(int ticket) {
     if (message.contains("phase")) {
       phase = message["phase"].get<std::string>();
       launches = message.value("launches", 1);
-      compiling = phase == "launch" ? CompilingSeconds(message.value("compiling_s", 0.0)) : 0;
+      compiling = CompilingSeconds(message.value("compiling_s", 0.0));  // said of launches only
       place = PlaceFromMessage(message);
       if (place.step == "check" && place.seed && (seeds.empty() || seeds.back() != *place.seed))
         seeds.push_back(*place.seed);
-      deadline = DeadlineIn(PhaseSeconds(phase, launches) + compiling);
+      allowed = PhaseSeconds(phase, launches) + compiling;
+      deadline = DeadlineIn(allowed);
       continue;
     }
     if (message.value("id", -1) != id) continue;
