@@ -10,6 +10,8 @@
 #                                  other library tasks' optimize runs and anchors
 #   bash bench/library_call.sh 3   the goals alone (~270 s): the memory-bound tasks' and gemm_f16's
 #                                  runs, then their anchors
+#   bash bench/library_call.sh 4   attention (~270 s): flash_pipe's configurations beside
+#                                  flash_mma's best, interleaved; its optimize (70 s) and SDPA
 # Each step has a time limit; when it runs out, what the step started is killed (kfoundry, the
 # test binaries and their executors), so the next step has the GPU to itself. Writes under $OUT:
 # library.txt and anchors.txt (one JSON line per task), ab.txt, unit.txt, integration.txt.
@@ -43,8 +45,25 @@ print('$round EPI=$epi', j['status'], t.get('median'), t.get('min'), t.get('max'
   done | tee -a "$OUT/ab.txt"
 }
 
+# attention_fwd's tensor-core templates at the size of record, each configuration once per round.
+attention_ab() {
+  for round in 1 2; do
+    for cfg in "flash_mma WARPS=8 BLOCK_N=32" "flash_pipe WARPS=8 BLOCK_N=64" \
+        "flash_pipe WARPS=4 BLOCK_N=64" "flash_pipe WARPS=8 BLOCK_N=32" \
+        "flash_pipe WARPS=4 BLOCK_N=128"; do
+      set -- $cfg
+      kernel=$1
+      shift
+      $kf eval attention_fwd tasks/attention_fwd/$kernel.cu --device cuda --json --runs 10 \
+          --warmup 1 $(printf -- '--set %s ' "$@") 2>/dev/null |
+        python3 -c "import json,sys; j=json.load(sys.stdin); t=j.get('time_ms') or {};
+print('$round $cfg', j['status'], t.get('median'), t.get('min'), t.get('max'), j['reason'][:80])"
+    done
+  done | tee -a "$OUT/ab.txt"
+}
+
 anchors() { python3 bench/task_anchors.py "$@" | tee -a "$OUT/anchors.txt"; }
-export -f ab anchors  # for step's timeout, which runs programs, not functions
+export -f ab attention_ab anchors  # for step's timeout, which runs programs, not functions
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>&1 | tee "$OUT/machine.txt"
 echo "build $(cat .device/commit 2>/dev/null || echo unknown)" | tee -a "$OUT/machine.txt"
@@ -70,8 +89,13 @@ case ${1:-} in
     step 100 env KF_OPTIMIZE_EXTRA='--tune-budget 24' bash bench/task_library_run.sh 85 gemm_f16
     step 45 bash -c 'anchors "$@"' anchors gemm_f16 rmsnorm layernorm softmax_rows transpose_f32 reduce_sum
     ;;
+  4)
+    step 130 bash -c attention_ab
+    step 95 env KF_OPTIMIZE_EXTRA='--runs 10' bash bench/task_library_run.sh 70 attention_fwd
+    step 45 bash -c 'anchors "$@"' anchors attention_fwd
+    ;;
   *)
-    echo "usage: bash bench/library_call.sh 1|2|3" >&2
+    echo "usage: bash bench/library_call.sh 1|2|3|4" >&2
     exit 2
     ;;
 esac
