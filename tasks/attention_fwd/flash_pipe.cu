@@ -42,7 +42,9 @@ __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int sr
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                "r"(src_bytes));
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
 template <int PENDING>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
@@ -112,7 +114,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
                float scale) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int g = lane >> 2, t4 = lane & 3;  // fragment row group, thread in the group
+  const int g = lane >> 2, t4 = lane & 3;                 // fragment row group, thread in the group
   const int i0 = (gridDim.x - 1 - blockIdx.x) * BLOCK_M;  // the longest query tiles first
   const int w0 = i0 + warp * 16;                          // the warp's first query row
   const int r0 = w0 + g, r1 = r0 + 8;                     // this thread's two rows
