@@ -33,14 +33,21 @@ step() {
   return 0
 }
 
+# One line of `kfoundry eval`'s verdict and median/min/max ms: eval_line LABEL TASK FILE ARGS...
+eval_line() {
+  local label=$1 task=$2 file=$3
+  shift 3
+  $kf eval "$task" "$file" --device cuda --json "$@" 2>/dev/null |
+    python3 -c "import json,sys; j=json.load(sys.stdin); t=j.get('time_ms') or {};
+print('$label', j['status'], t.get('median'), t.get('min'), t.get('max'), j['reason'][:80])"
+}
+
 # gemm_wgmma's two epilogues (registers, then C staged in shared memory), interleaved, twice.
 ab() {
   for round in 1 2; do
     for epi in 0 1; do
-      $kf eval gemm_f16 tasks/gemm_f16/gemm_wgmma.cu --device cuda --json --set BM=256 \
-          --set BN=128 --set GROUP_M=1 --set EPI=$epi 2>/dev/null |
-        python3 -c "import json,sys; j=json.load(sys.stdin); t=j.get('time_ms') or {};
-print('$round EPI=$epi', j['status'], t.get('median'), t.get('min'), t.get('max'), j['reason'][:80])"
+      eval_line "$round EPI=$epi" gemm_f16 tasks/gemm_f16/gemm_wgmma.cu --set BM=256 --set BN=128 \
+          --set GROUP_M=1 --set EPI=$epi
     done
   done | tee -a "$OUT/ab.txt"
 }
@@ -52,18 +59,14 @@ attention_ab() {
         "flash_pipe WARPS=4 BLOCK_N=64" "flash_pipe WARPS=8 BLOCK_N=32" \
         "flash_pipe WARPS=4 BLOCK_N=128"; do
       set -- $cfg
-      kernel=$1
-      shift
-      $kf eval attention_fwd tasks/attention_fwd/$kernel.cu --device cuda --json --runs 10 \
-          --warmup 1 $(printf -- '--set %s ' "$@") 2>/dev/null |
-        python3 -c "import json,sys; j=json.load(sys.stdin); t=j.get('time_ms') or {};
-print('$round $cfg', j['status'], t.get('median'), t.get('min'), t.get('max'), j['reason'][:80])"
+      eval_line "$round $cfg" attention_fwd "tasks/attention_fwd/$1.cu" --runs 10 --warmup 1 \
+          $(shift && printf -- '--set %s ' "$@")
     done
   done | tee -a "$OUT/ab.txt"
 }
 
 anchors() { python3 bench/task_anchors.py "$@" | tee -a "$OUT/anchors.txt"; }
-export -f ab attention_ab anchors  # for step's timeout, which runs programs, not functions
+export -f eval_line ab attention_ab anchors  # for step's timeout, which runs programs, not functions
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>&1 | tee "$OUT/machine.txt"
 echo "build $(cat .device/commit 2>/dev/null || echo unknown)" | tee -a "$OUT/machine.txt"
