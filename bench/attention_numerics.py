@@ -21,10 +21,16 @@ D, BLOCK_N, RTOL = 128, 64, 1e-2
 ATOLS = (5e-3, 1e-3, 2e-4)
 
 
+def scores(q, k, dtype):
+    """scale * Q K^T in `dtype`, -inf where a key comes after its query."""
+    s = (q.astype(dtype) @ k.astype(dtype).T) / dtype(np.sqrt(D))
+    s[np.triu(np.ones(s.shape, bool), 1)] = -np.inf
+    return s
+
+
 def attention(q, k, v, p_once):
     S = q.shape[0]
-    s = (q.astype(np.float32) @ k.astype(np.float32).T) / np.float32(np.sqrt(D))
-    s[np.triu(np.ones((S, S), bool), 1)] = -np.inf
+    s = scores(q, k, np.float32)
     m = np.full(S, -np.inf, np.float32)
     l = np.zeros(S, np.float32)
     o = np.zeros((S, D), np.float32)
@@ -45,11 +51,9 @@ def attention(q, k, v, p_once):
 def reference(q, k, v, window=None):
     """float64, rounded to fp16; with `window`, the keys window or more behind a query are
     dropped (a wrong kernel that the tolerance must catch)."""
-    S = q.shape[0]
-    s = (q.astype(np.float64) @ k.astype(np.float64).T) / np.sqrt(D)
-    s[np.triu(np.ones((S, S), bool), 1)] = -np.inf
+    s = scores(q, k, np.float64)
     if window:
-        s[np.tril(np.ones((S, S), bool), -window)] = -np.inf
+        s[np.tril(np.ones(s.shape, bool), -window)] = -np.inf
     p = np.exp(s - s.max(axis=1, keepdims=True))
     return ((p / p.sum(axis=1, keepdims=True)) @ v.astype(np.float64)).astype(np.float16)
 
