@@ -55,9 +55,9 @@ ab() {
 # attention_fwd's tensor-core templates at the size of record, each configuration once per round.
 attention_ab() {
   for round in 1 2; do
-    for cfg in "flash_mma WARPS=8 BLOCK_N=32" "flash_pipe WARPS=8 BLOCK_N=64" \
-        "flash_pipe WARPS=4 BLOCK_N=64" "flash_pipe WARPS=8 BLOCK_N=32" \
-        "flash_pipe WARPS=4 BLOCK_N=128"; do
+    for cfg in "flash_mma WARPS=8 BLOCK_N=32" "flash_pipe WARPS=4 BLOCK_N=64 P_SPLIT=1" \
+        "flash_pipe WARPS=4 BLOCK_N=64 P_SPLIT=0" "flash_pipe WARPS=8 BLOCK_N=64 P_SPLIT=0" \
+        "flash_pipe WARPS=4 BLOCK_N=128 P_SPLIT=0"; do
       set -- $cfg
       eval_line "$round $cfg" attention_fwd "tasks/attention_fwd/$1.cu" --runs 10 --warmup 1 \
           $(shift && printf -- '--set %s ' "$@")

@@ -6,9 +6,9 @@
 // transposed by .trans), four 8x8 fragments per instruction; the softmax works in base 2 with
 // the scale folded into log2(e), and the causal mask is applied only on tiles that reach past
 // a row of the warp or past S; query tiles are numbered from the last, so the blocks with the
-// most keys start first and the short ones fill the tail. P enters P V as fp16 hi + lo parts,
-// two mma each, as in flash_mma: P rounded once to fp16 (as FlashAttention does) put 0.5-0.7% of
-// the outputs past 1% relative error on an H100 (the task allows 0.1%).
+// most keys start first and the short ones fill the tail. P enters P V rounded once to fp16, as
+// in FlashAttention (P_SPLIT 0), or as fp16 hi + lo parts, two mma each, as in flash_mma
+// (P_SPLIT 1: fp32-level accuracy, half again the tensor-core work).
 // Rows are padded by 8 halves (272 bytes), so the 8 rows one ldmatrix reads fall in 8
 // different 16-byte bank groups. Head dimensions below 128 skip the 16-dim steps past D; a D
 // that is not a multiple of 8 loads its tiles with guarded scalar reads into the same layout.
@@ -18,6 +18,7 @@
 // @shared 4 * BLOCK_N * 272
 // @param WARPS in [4, 8] default 4
 // @param BLOCK_N in [64, 32, 128] default 64
+// @param P_SPLIT in [0, 1] default 0
 // @constraint D <= 128
 // @constraint 4 * BLOCK_N * 272 <= local_mem_bytes
 #include <cuda_fp16.h>
@@ -244,11 +245,13 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         const unsigned pa[4] = {pack2(s0[0], s0[1]), pack2(s0[2], s0[3]), pack2(s1[0], s1[1]),
                                 pack2(s1[2], s1[3])};
         unsigned plo[4];
+        if (P_SPLIT) {
 #pragma unroll
-        for (int f = 0; f < 4; ++f) {
-          const float* src = (f < 2 ? s0 : s1) + 2 * (f & 1);
-          const __half2 hi = *reinterpret_cast<const __half2*>(&pa[f]);
-          plo[f] = pack2(src[0] - __low2float(hi), src[1] - __high2float(hi));
+          for (int f = 0; f < 4; ++f) {
+            const float* src = (f < 2 ? s0 : s1) + 2 * (f & 1);
+            const __half2 hi = *reinterpret_cast<const __half2*>(&pa[f]);
+            plo[f] = pack2(src[0] - __low2float(hi), src[1] - __high2float(hi));
+          }
         }
 #pragma unroll
         for (int dt = 0; dt < DT; dt += 2) {
@@ -257,8 +260,10 @@ extern "C" __global__ void __launch_bounds__(THREADS)
           ldmatrix_x4_trans(b, vb + kk * 16 * ROW_BYTES + dt * 16);
           mma16816(oacc[dt], pa, b);
           mma16816(oacc[dt + 1], pa, b + 2);
-          mma16816(oacc[dt], plo, b);
-          mma16816(oacc[dt + 1], plo, b + 2);
+          if (P_SPLIT) {
+            mma16816(oacc[dt], plo, b);
+            mma16816(oacc[dt + 1], plo, b + 2);
+          }
         }
       }
     }
