@@ -233,6 +233,7 @@ TEST(OpenCLChecks, ACompileErrorPointsAtTheKernelsOwnFileAndLine) {
 
 TEST(Cli, UnknownNameInALaunchRuleExitsTwoNamingTheLine) {
   std::string file = fmt::format("{}/unknown_name.{}.cl", KF_TEST_CACHE, getpid());
+  std::filesystem::create_directories(KF_TEST_CACHE);  // the first test of a fresh build too
   std::ofstream(file) << "// @kernel f\n// @param BLOCK in [64]\n// @grid ceil_div(B * SS, BLOCK)\n"
                          "// @block BLOCK\n__kernel void f() {}\n";
   Result r = RunKf(fmt::format("eval rope_llama3 {}", file));

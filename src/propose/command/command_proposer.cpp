@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +19,28 @@
 namespace kf {
 
 namespace {
+
+// write(2) to a pipe whose reader may be gone (a command that exits without reading its
+// request): EPIPE for this call instead of a SIGPIPE that would end the whole process, whether
+// or not the program ignores the signal. SIGPIPE is blocked for the write and, if the write
+// raised it, taken back before it is unblocked.
+ssize_t WriteToPipe(int fd, const char* data, size_t size) {
+  sigset_t pipe_only, before, pending;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &before);
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  ssize_t w = write(fd, data, size);
+  const int error = errno;
+  if (w < 0 && error == EPIPE && !was_pending) {
+    timespec now{0, 0};
+    sigtimedwait(&pipe_only, nullptr, &now);
+  }
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  errno = error;
+  return w;
+}
 
 struct Completed {
   std::string out;
@@ -91,7 +114,7 @@ Completed RunCommand(const std::string& command, const std::string& input, doubl
     }
     char buf[65536];
     if (to_child >= 0 && (p[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
-      ssize_t w = write(to_child, input.data() + written, input.size() - written);
+      ssize_t w = WriteToPipe(to_child, input.data() + written, input.size() - written);
       if (w > 0) written += static_cast<size_t>(w);
       if (w < 0 && errno != EAGAIN && errno != EINTR) written = input.size();  // it stopped reading
       if (written >= input.size()) {
