@@ -198,92 +198,109 @@ int main(int argc, char** argv) {
       "writes, each template tuned, several proposals and devices at once), recorded in a store "
       "so a killed run resumes");
   optimize->add_option("TASK", opt.task, "A task folder or the name of a bundled task");
-  optimize->add_option("--budget", opt.budget, "Evaluations to spend, the baseline's included")
+  optimize
+      ->add_option("--budget", opt.settings.search.budget,
+                   "Evaluations to spend, the baseline's included")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
-  optimize->add_option("--time-budget", opt.seconds, "Seconds to spend searching (0 = no limit)");
+  optimize->add_option("--time-budget", opt.settings.search.seconds,
+                       "Seconds to spend searching (0 = no limit)");
   optimize
-      ->add_option("--tune-budget", opt.tune_budget,
+      ->add_option("--tune-budget", opt.settings.search.tune_budget,
                    "Evaluations the tuner spends on each proposed template")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
   optimize
-      ->add_option("--proposer", opt.proposer,
+      ->add_option("--proposer", opt.settings.proposer.kind,
                    "Where kernels come from: builtin (the task's templates and source mutations), "
                    "llm (a chat-completions model: --llm-*) or command (an executable: "
                    "--proposer-cmd)")
       ->capture_default_str();
-  optimize->add_option("--proposer-cmd", opt.proposer_cmd,
+  optimize->add_option("--proposer-cmd", opt.settings.proposer.command,
                        "For --proposer command: \"PROGRAM ARGS\", run by /bin/sh -c once per "
                        "proposal; reads a JSON request on stdin, writes a kernel on stdout "
                        "(docs/proposers.md)");
   optimize
-      ->add_option("--proposer-timeout", opt.proposer_timeout_s,
+      ->add_option("--proposer-timeout", opt.settings.proposer.timeout_s,
                    "Seconds a proposer reply may take before it is a bad reply")
       ->capture_default_str();
   const std::string llm_group = "LLM proposer (docs/llm.md)";
   optimize
-      ->add_option("--llm-base-url", opt.llm_base_url,
+      ->add_option("--llm-base-url", opt.settings.proposer.llm.base_url,
                    "Chat-completions server, e.g. http://127.0.0.1:8000/v1 (else "
                    "KFOUNDRY_LLM_BASE_URL, OPENAI_BASE_URL)")
       ->group(llm_group);
-  optimize->add_option("--llm-model", opt.llm_model, "Model name (else KFOUNDRY_LLM_MODEL)")
+  optimize
+      ->add_option("--llm-model", opt.settings.proposer.llm.model,
+                   "Model name (else KFOUNDRY_LLM_MODEL)")
       ->group(llm_group);
   optimize
       ->add_option("--llm-api-key", opt.llm_api_key,
                    "API key (better: KFOUNDRY_LLM_API_KEY or OPENAI_API_KEY); never stored")
       ->group(llm_group);
   optimize
-      ->add_option("--llm-models", opt.llm_models_file,
+      ->add_option("--llm-models", opt.settings.proposer.llm.models_file,
                    "TOML file of several models with weights, prices and settings (an ensemble)")
       ->group(llm_group);
-  optimize->add_option("--llm-temperature", opt.llm_temperature, "Sampling temperature")
-      ->group(llm_group);
-  optimize->add_option("--llm-max-tokens", opt.llm_max_tokens, "Reply token limit")
+  optimize
+      ->add_option("--llm-temperature", opt.settings.proposer.llm.temperature,
+                   "Sampling temperature")
       ->group(llm_group);
   optimize
-      ->add_option("--llm-reply", opt.llm_reply,
+      ->add_option("--llm-max-tokens", opt.settings.proposer.llm.max_tokens, "Reply token limit")
+      ->group(llm_group);
+  optimize
+      ->add_option("--llm-reply", opt.settings.proposer.llm.reply,
                    "What the model answers: file (a whole kernel) or diff (SEARCH/REPLACE blocks "
                    "against the parent)")
       ->capture_default_str()
       ->group(llm_group);
-  optimize->add_option("--llm-timeout", opt.llm_timeout_s, "Seconds one request may take")
+  optimize
+      ->add_option("--llm-timeout", opt.settings.proposer.llm.timeout_s,
+                   "Seconds one request may take")
       ->capture_default_str()
       ->group(llm_group);
   optimize
-      ->add_option("--llm-retries", opt.llm_retries,
+      ->add_option("--llm-retries", opt.settings.proposer.llm.retries,
                    "Retries of a request after a 429, a 5xx or a dropped connection")
       ->capture_default_str()
       ->check(CLI::Range(0, 20))
       ->group(llm_group);
   optimize
-      ->add_option("--llm-concurrency", opt.llm_concurrency,
+      ->add_option("--llm-concurrency", opt.settings.proposer.llm.concurrency,
                    "Requests at once (default: --in-flight)")
       ->group(llm_group);
-  optimize->add_option("--llm-tpm", opt.llm_tokens_per_minute, "Tokens per minute (0 = no limit)")
+  optimize
+      ->add_option("--llm-tpm", opt.settings.proposer.llm.tokens_per_minute,
+                   "Tokens per minute (0 = no limit)")
       ->group(llm_group);
   optimize
-      ->add_option("--max-cost", opt.max_cost,
+      ->add_option("--max-cost", opt.settings.proposer.llm.max_cost,
                    "Stop asking once the run's model cost reaches this many USD (0 = no limit)")
       ->group(llm_group);
-  optimize->add_option("--prompts", opt.prompts_dir, "Folder of the prompt library")
-      ->group(llm_group);
-  optimize->add_flag("--no-meta", opt.no_meta, "Never rewrite prompt components (the meta step)")
+  optimize
+      ->add_option("--prompts", opt.settings.proposer.llm.prompts_dir,
+                   "Folder of the prompt library")
       ->group(llm_group);
   optimize
-      ->add_option("--meta-every", opt.meta_every,
+      ->add_flag_callback(
+          "--no-meta", [&opt] { opt.settings.proposer.llm.meta = false; },
+          "Never rewrite prompt components (the meta step)")
+      ->group(llm_group);
+  optimize
+      ->add_option("--meta-every", opt.settings.proposer.llm.meta_every,
                    "Proposals between meta steps that rewrite the weakest prompt component")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000))
       ->group(llm_group);
   optimize
-      ->add_option("--meta-min-uses", opt.meta_min_uses,
+      ->add_option("--meta-min-uses", opt.settings.proposer.llm.meta_min_uses,
                    "Graded uses a component needs before the meta step may rewrite it")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000))
       ->group(llm_group);
   optimize
-      ->add_option("--in-flight", opt.in_flight,
+      ->add_option("--in-flight", opt.settings.search.in_flight,
                    "Proposals out at once (1 keeps one order for a seed)")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
@@ -293,16 +310,16 @@ int main(int argc, char** argv) {
                    "per core, -1 = none (compile in the executor)")
       ->capture_default_str();
   optimize
-      ->add_option("--selection", opt.selection,
+      ->add_option("--selection", opt.settings.search.selection,
                    "Parent selection: uniform, curiosity, fitness or gradient")
       ->capture_default_str();
-  optimize->add_option("--strategy", opt.strategy,
+  optimize->add_option("--strategy", opt.settings.search.strategy,
                        "Tuning strategy for each template (default: model)");
-  optimize->add_option("--device", opt.device,
+  optimize->add_option("--device", opt.settings.device,
                        "Device selector, as for eval; several devices, one runner each: "
                        "cuda:0,cuda:1 or cuda:all (each candidate is timed against the baseline "
                        "on the device that ran it)");
-  optimize->add_option("--sizes", opt.sizes, "Benchmark size set to time");
+  optimize->add_option("--sizes", opt.settings.sizes, "Benchmark size set to time");
   optimize->add_option("--store", opt.store, "Where the run is recorded: sqlite:PATH")
       ->capture_default_str();
   optimize->add_option("--run", opt.run,
@@ -311,18 +328,21 @@ int main(int argc, char** argv) {
                        "Continue the named run (killed or finished) with its stored settings; "
                        "nothing stored is judged again");
   optimize->add_flag("--continue", opt.resume_flag, "Continue the run named by --run");
-  optimize->add_option("--seed", opt.seed, "Random seed")->capture_default_str();
-  optimize->add_option("--top", opt.top, "Elites re-verified at the end")->capture_default_str();
-  optimize->add_option("--repeats", opt.repeats, "Re-verifications of each")
+  optimize->add_option("--seed", opt.settings.search.seed, "Random seed")->capture_default_str();
+  optimize->add_option("--top", opt.settings.final.top, "Elites re-verified at the end")
+      ->capture_default_str();
+  optimize->add_option("--repeats", opt.settings.final.repeats, "Re-verifications of each")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
-  optimize->add_option("--out", opt.out_dir,
+  optimize->add_option("--out", opt.settings.out_dir,
                        "Folder for the best kernel's source (OUT/RUN/best.cu|.cl; default "
                        "kfoundry-out, or the resumed run's)");
-  optimize->add_flag("--no-rules", opt.no_rules, "Apply no hardware rules when tuning");
-  optimize->add_option("--rules", opt.rules_dir, "Folder of rule files");
+  optimize->add_flag_callback(
+      "--no-rules", [&opt] { opt.settings.search.use_rules = false; },
+      "Apply no hardware rules when tuning");
+  optimize->add_option("--rules", opt.settings.search.rules_dir, "Folder of rule files");
   optimize->add_option("--launch-floor", opt.executor.launch_floor_s, "As for eval");
-  AddEvalSettings(optimize, opt.settings);
+  AddEvalSettings(optimize, opt.settings.judging);
   optimize->add_option("--compile-timeout", opt.executor.compile_timeout_s, "As for eval")
       ->capture_default_str();
   optimize->add_flag("--json", opt.json, "Print one JSON object on stdout (progress on stderr)");

@@ -20,8 +20,7 @@
 #include "core/input_error.hpp"
 #include "core/task_library.hpp"
 #include "eval/judge.hpp"
-#include "propose/builtin/builtin_proposer.hpp"
-#include "propose/command/command_proposer.hpp"
+#include "propose/make_proposer.hpp"
 #include "report/text_heatmap.hpp"
 #include "search/classifier.hpp"
 #include "search/reverify.hpp"
@@ -56,7 +55,7 @@ class ProgressLine : public SearchCallback {
     std::fflush(stderr);
   }
   void OnProposal(const ProposalRecord& r) override {
-    if (r.state != "bad_reply") return;
+    if (r.state != ProposalState::kBadReply) return;
     fmt::print(stderr, "{}proposal p{}: bad reply: {}\n", tty_ ? "\r" : "", r.index,
                r.outcome.value("reason", ""));
   }
@@ -88,84 +87,20 @@ void CheckRunName(const std::string& name) {
                      "URL)");
 }
 
-nlohmann::json SettingsJson(const OptimizeArgs& a) {
-  return {{"task_dir", a.task_dir},
-          {"out", a.out_dir},
-          {"top", a.top},
-          {"repeats", a.repeats},
-          {"budget", a.budget},
-          {"tune_budget", a.tune_budget},
-          {"seed", a.seed},
-          {"selection", a.selection},
-          {"strategy", a.strategy},
-          {"proposer", a.proposer},
-          {"proposer_cmd", a.proposer_cmd},
-          {"proposer_timeout", a.proposer_timeout_s},
-          {"in_flight", a.in_flight},
-          {"sizes", a.sizes},
-          {"seconds", a.seconds},
-          {"no_rules", a.no_rules},
-          {"rules_dir", a.rules_dir},
-          {"device", a.device},
-          {"llm",
-           {{"base_url", a.llm_base_url},
-            {"model", a.llm_model},
-            {"models_file", a.llm_models_file},
-            {"reply", a.llm_reply},
-            {"prompts", a.prompts_dir},
-            {"temperature", a.llm_temperature},
-            {"max_tokens", a.llm_max_tokens},
-            {"timeout", a.llm_timeout_s},
-            {"retries", a.llm_retries},
-            {"concurrency", a.llm_concurrency},
-            {"tokens_per_minute", a.llm_tokens_per_minute},
-            {"max_cost", a.max_cost},
-            {"meta", !a.no_meta},
-            {"meta_every", a.meta_every},
-            {"meta_min_uses", a.meta_min_uses}}},
-          {"judging", EvalSettingsToJson(a.settings)}};
-}
-
-// The run's LLM settings; a base URL, model or models file given now (a server that moved)
-// overrides the stored one.
-void ApplyLlmSettings(const nlohmann::json& l, OptimizeArgs& a) {
-  if (a.llm_base_url.empty()) a.llm_base_url = l.value("base_url", "");
-  if (a.llm_model.empty()) a.llm_model = l.value("model", "");
-  if (a.llm_models_file.empty()) a.llm_models_file = l.value("models_file", "");
-  if (a.prompts_dir.empty()) a.prompts_dir = l.value("prompts", "");
-  a.llm_reply = l.value("reply", a.llm_reply);
-  a.llm_temperature = l.value("temperature", a.llm_temperature);
-  a.llm_max_tokens = l.value("max_tokens", a.llm_max_tokens);
-  a.llm_timeout_s = l.value("timeout", a.llm_timeout_s);
-  a.llm_retries = l.value("retries", a.llm_retries);
-  a.llm_concurrency = l.value("concurrency", a.llm_concurrency);
-  a.llm_tokens_per_minute = l.value("tokens_per_minute", a.llm_tokens_per_minute);
-  a.max_cost = l.value("max_cost", a.max_cost);
-  a.no_meta = !l.value("meta", !a.no_meta);
-  a.meta_every = l.value("meta_every", a.meta_every);
-  a.meta_min_uses = l.value("meta_min_uses", a.meta_min_uses);
-}
-
-void ApplySettings(const nlohmann::json& s, OptimizeArgs& a) {
-  if (a.out_dir.empty()) a.out_dir = s.value("out", "");
-  a.top = s.value("top", a.top);
-  a.repeats = s.value("repeats", a.repeats);
-  a.budget = s.value("budget", a.budget);
-  a.tune_budget = s.value("tune_budget", a.tune_budget);
-  a.seed = s.value("seed", a.seed);
-  a.selection = s.value("selection", a.selection);
-  a.strategy = s.value("strategy", a.strategy);
-  a.proposer = s.value("proposer", a.proposer);
-  a.proposer_cmd = s.value("proposer_cmd", a.proposer_cmd);
-  a.proposer_timeout_s = s.value("proposer_timeout", a.proposer_timeout_s);
-  a.in_flight = s.value("in_flight", a.in_flight);
-  a.sizes = s.value("sizes", a.sizes);
-  a.seconds = s.value("seconds", a.seconds);
-  a.no_rules = s.value("no_rules", a.no_rules);
-  a.rules_dir = s.value("rules_dir", a.rules_dir);
-  if (a.device.empty()) a.device = s.value("device", a.device);
-  if (s.contains("judging")) a.settings = EvalSettingsFromJson(s["judging"]);
-  if (s.contains("llm")) ApplyLlmSettings(s["llm"], a);
+// A resumed run goes on with its stored settings; what says where things are on this host, given
+// now, wins: the output folder, the devices, the model's server, its models file and prompts.
+RunSettings Resumed(const RunSettings& stored, const RunSettings& given) {
+  RunSettings s = stored;
+  auto prefer = [](std::string& kept, const std::string& now) {
+    if (!now.empty()) kept = now;
+  };
+  prefer(s.out_dir, given.out_dir);
+  prefer(s.device, given.device);
+  prefer(s.proposer.llm.base_url, given.proposer.llm.base_url);
+  prefer(s.proposer.llm.model, given.proposer.llm.model);
+  prefer(s.proposer.llm.models_file, given.proposer.llm.models_file);
+  prefer(s.proposer.llm.prompts_dir, given.proposer.llm.prompts_dir);
+  return s;
 }
 
 // The store's URL as a command the tool prints gives it: a SQLite path made absolute, so the
@@ -192,22 +127,15 @@ std::string KernelName(const Kernel& k) {
 }
 
 void Validate(const OptimizeArgs& a) {
-  if (a.proposer != "builtin" && a.proposer != "command" && a.proposer != "llm")
-    throw InputError("--proposer", 0, a.proposer,
-                     "unknown proposer (known: builtin, command, llm)");
-  if (a.llm_reply != "file" && a.llm_reply != "diff")
-    throw InputError("--llm-reply", 0, a.llm_reply, "unknown reply format (known: file, diff)");
-  if (a.proposer == "command" && a.proposer_cmd.empty())
-    throw InputError(
-        "--proposer-cmd", 0, "CMD",
-        "--proposer command needs the command to run (--proposer-cmd \"PROGRAM ARGS\")");
-  if (!SelectionByName(a.selection)) {
+  CheckProposerSettings(a.settings.proposer);
+  const SearchPolicy& p = a.settings.search;
+  if (!SelectionByName(p.selection)) {
     std::string names;
     for (const auto& n : SelectionNames()) names += " " + n;
-    throw InputError("--selection", 0, a.selection, "unknown selection (known:" + names + ")");
+    throw InputError("--selection", 0, p.selection, "unknown selection (known:" + names + ")");
   }
-  if (!a.strategy.empty() && !MakeStrategy(a.strategy))
-    throw InputError("--strategy", 0, a.strategy, "unknown strategy");
+  if (!p.strategy.empty() && !MakeStrategy(p.strategy))
+    throw InputError("--strategy", 0, p.strategy, "unknown strategy");
   if (a.task.empty()) throw InputError("optimize", 0, "TASK", "give the task to optimise");
 }
 
@@ -380,8 +308,9 @@ int PrintText(const RunSummary& s, const Totals& t, const OptimizeArgs& a,
   std::string states;
   for (const auto& [state, n] : s.proposal_states)
     states += fmt::format("{}{} {}", states.empty() ? "" : ", ", state, n);
-  fmt::print("proposals   {} ({} proposer{})\n", states, a.proposer,
-             a.proposer == "command" ? ": " + a.proposer_cmd : "");
+  const ProposerSettings& proposer = a.settings.proposer;
+  fmt::print("proposals   {} ({} proposer{})\n", states, proposer.kind,
+             proposer.kind == "command" ? ": " + proposer.command : "");
   if (!t.llm.is_null()) {
     fmt::print(
         "llm         {} requests ({} failed), {} prompt + {} reply tokens, ${:.4f}, {} "
@@ -420,7 +349,7 @@ int PrintText(const RunSummary& s, const Totals& t, const OptimizeArgs& a,
   fmt::print(
       "final       the top {} re-verified on fresh inputs and re-timed against the baseline "
       "({} times each):\n",
-      s.finals.size(), a.repeats);
+      s.finals.size(), a.settings.final.repeats);
   for (const FinalCheck& f : s.finals) {
     std::string speedups;
     for (double x : f.speedups) speedups += fmt::format("{}{:.2f}", speedups.empty() ? "" : " ", x);
@@ -456,8 +385,9 @@ int PrintText(const RunSummary& s, const Totals& t, const OptimizeArgs& a,
     WarnIfOverPeak(run);
   }
   fmt::print("kernel      {}\n", best_file);
-  fmt::print("check it    kfoundry eval {} {}{}\n", TaskArgument(s.run.task, a.task_dir), best_file,
-             a.device.empty() ? "" : " --device " + a.device.substr(0, a.device.find(',')));
+  const std::string& device = a.settings.device;
+  fmt::print("check it    kfoundry eval {} {}{}\n", TaskArgument(s.run.task, a.settings.task_dir),
+             best_file, device.empty() ? "" : " --device " + device.substr(0, device.find(',')));
   print_report();
   return 0;
 }
@@ -479,102 +409,102 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
         a.store, 0, "run " + a.run,
         "exists already; continue it with --resume " + a.run + " or pick another --run");
   if (existing) {
-    ApplySettings(existing->settings, a);  // a resumed run goes on with its own settings
+    try {  // a resumed run goes on with its own settings
+      a.settings = Resumed(RunSettingsFromJson(existing->settings), a.settings);
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(a.store, 0, "run " + a.run,
+                       std::string("its stored settings cannot be read: ") + e.what());
+    }
     // The folder it ran from (a task of the user's own is no bundled name), else its name.
-    std::string dir = existing->settings.value("task_dir", "");
+    const std::string& dir = a.settings.task_dir;
     if (a.task.empty()) a.task = !dir.empty() && fs::is_directory(dir) ? dir : existing->task;
   }
   Validate(a);
+  RunSettings& rs = a.settings;
 
   Task task = FindTask(a.task);
-  a.task_dir = fs::absolute(task.dir).lexically_normal().string();
-  if (a.out_dir.empty()) a.out_dir = "kfoundry-out";
-  a.out_dir = fs::absolute(a.out_dir).lexically_normal().string();
+  rs.task_dir = fs::absolute(task.dir).lexically_normal().string();
+  if (rs.out_dir.empty()) rs.out_dir = "kfoundry-out";
+  rs.out_dir = fs::absolute(rs.out_dir).lexically_normal().string();
   JudgeOptions options;
-  options.executor = Aimed(a.executor, self, task.dir, "", a.sizes);
-  options.executor.settings = a.settings;
+  options.executor = Aimed(a.executor, self, task.dir, "", rs.sizes);
+  options.executor.settings = rs.judging;
   options.build_jobs = a.build_jobs;
   auto backends = MakeBackends();
   std::string error;
-  options.devices = ExpandDeviceSelectors(backends, a.device, &error);
-  if (options.devices.empty()) throw InputError("--device", 0, a.device, error);
+  options.devices = ExpandDeviceSelectors(backends, rs.device, &error);
+  if (options.devices.empty()) throw InputError("--device", 0, rs.device, error);
   DeviceJudge judge(task, options);
   const ExecutorInfo& first = judge.info();
-  DeviceContext device = MakeDeviceContext(first.device, task, a.sizes);
+  DeviceContext device = MakeDeviceContext(first.device, task, rs.sizes);
   std::string devices;
   for (int i = 0; i < judge.runner_count(); ++i)
     devices += (i ? ", " : "") + judge.info(i).device.Label();
   if (a.run.empty()) a.run = DefaultRunName(task.name);
-  RunInfo run = store->OpenRun({a.run, task.name, devices, SettingsJson(a), ""});
+  RunInfo run = store->OpenRun({a.run, task.name, devices, RunSettingsToJson(rs), ""});
 
   SearchSettings s;
   s.run = run.name;
   s.devices = devices;
-  s.eval_settings = {{"sizes", a.sizes}, {"seeds", a.settings.check_seeds}};
-  if (a.settings.check_on != "device") s.eval_settings["check_on"] = a.settings.check_on;
-  s.judging = a.settings;
-  s.budget = a.budget;
-  s.seconds = a.seconds;
-  s.tune_budget = a.tune_budget;
-  s.in_flight = a.in_flight;
-  s.seed = a.seed;
-  s.selection = *SelectionByName(a.selection);
-  s.strategy = a.strategy;
+  s.eval_settings = {{"sizes", rs.sizes}, {"seeds", rs.judging.check_seeds}};
+  if (rs.judging.check_on != "device") s.eval_settings["check_on"] = rs.judging.check_on;
+  s.judging = rs.judging;
+  s.policy = rs.search;
   s.device_env = device.env;
   s.rule_context = device.context;
-  if (!a.no_rules) s.rules = LoadRules(a.rules_dir.empty() ? DefaultRulesDir() : a.rules_dir);
+  if (rs.search.use_rules)
+    s.rules = LoadRules(rs.search.rules_dir.empty() ? DefaultRulesDir() : rs.search.rules_dir);
   s.device = first.device;
   s.peak_gbs = first.peak_gbs;
 
   fmt::print(stderr,
              "{} run {} of {} on {}: budget {} evaluations ({} per proposal), {} proposer, {} in "
              "flight, seed {}, store {}\n",
-             existing ? "resuming" : "starting", run.name, task.name, devices, a.budget,
-             a.tune_budget, a.proposer, a.in_flight, a.seed, a.store);
+             existing ? "resuming" : "starting", run.name, task.name, devices, rs.search.budget,
+             rs.search.tune_budget, rs.proposer.kind, rs.search.in_flight, rs.search.seed, a.store);
   if (!existing)
     fmt::print(stderr, "(if it is interrupted: kfoundry optimize --store {} --resume {})\n",
                AbsoluteStore(a.store), run.name);
   const DescriptorSpace descriptors = DescriptorSpace::Load(DefaultDescriptorFile());
-  std::unique_ptr<Proposer> proposer;
-  LlmProposerSetup llm;
-  if (a.proposer == "llm") {
-    llm = MakeLlmProposer(a, task, *store, run.name);
-    proposer = std::move(llm.proposer);
-    fmt::print(stderr, "llm proposer: {}\n", llm.description);
-  } else if (a.proposer == "command") {
-    proposer = std::make_unique<CommandProposer>(
-        task, CommandProposerOptions{a.proposer_cmd, a.proposer_timeout_s, size_t{1} << 20});
-  } else {
-    proposer = std::make_unique<BuiltinProposer>(task, device.language, [&](const Kernel& k) {
-      return descriptors.Classify(k.language, k.source, "");
-    });
-  }
+  std::unique_ptr<PromptJournal> journal;
+  if (rs.proposer.kind == "llm") journal = MakeStorePromptJournal(*store, run.name);
+  ProposerContext context;
+  context.language = device.language;
+  context.predict = [&](const Kernel& k) { return descriptors.Classify(k.language, k.source, ""); };
+  context.journal = journal.get();
+  context.api_key = a.llm_api_key;
+  context.in_flight = rs.search.in_flight;
+  MadeProposer made = MakeProposer(rs.proposer, task, context);
+  if (rs.proposer.kind == "llm") fmt::print(stderr, "llm proposer: {}\n", made.description);
+  Proposer& proposer = *made.proposer;
   ProgressLine line(10);
   Totals totals;
-  totals.search = RunSearch(task, *proposer, judge, *store, descriptors, s, {&line});
+  totals.search = RunSearch(task, proposer, judge, *store, descriptors, s, {&line});
   line.Finish();
   totals.runners = judge.runner_stats();
   totals.build_jobs = judge.build_jobs();
 
   // Finish: the top elites re-verified on one device, on fresh inputs, against the baseline.
   if (!totals.search.archive.empty())
-    fmt::print(stderr, "re-verifying the top {} on fresh inputs on {}, {} times each\n",
-               std::min<size_t>(static_cast<size_t>(a.top), totals.search.archive.cells().size()),
-               judge.info(0).device.Label(), a.repeats);
-  totals.reverified_now = Reverify(totals.search.archive, judge, *store,
-                                   {run.name, devices, s.eval_settings, a.top, a.repeats, 0});
+    fmt::print(
+        stderr, "re-verifying the top {} on fresh inputs on {}, {} times each\n",
+        std::min<size_t>(static_cast<size_t>(rs.final.top), totals.search.archive.cells().size()),
+        judge.info(0).device.Label(), rs.final.repeats);
+  totals.reverified_now =
+      Reverify(totals.search.archive, judge, *store,
+               {run.name, devices, s.eval_settings, rs.final.top, rs.final.repeats, 0});
   totals.executors = judge.counters();
 
   RunSummary summary = ReadRunSummary(*store, run.name);
-  if (a.proposer == "llm")
+  if (rs.proposer.kind == "llm")
     totals.llm = LlmTotals(summary.proposals, store->RunPromptVersions(run.name));
   std::string best_file;
   if (summary.Best()) {
     // A resumed run that judged nothing leaves the file it wrote (and any edit since) alone.
-    best_file = BestPath(summary, a.out_dir);
+    best_file = BestPath(summary, rs.out_dir);
     bool unchanged = totals.search.judged_now == 0 && totals.reverified_now == 0;
     if (!unchanged || !fs::exists(best_file))
-      best_file = WriteBest(summary, a.out_dir, task.name, a.repeats);
+      best_file = WriteBest(summary, rs.out_dir, task.name, rs.final.repeats);
   }
   store->AddEvent(run.name, "finish",
                   {{"final", FinalJson(summary)},

@@ -16,6 +16,7 @@
 #include "tune/rules.hpp"
 #include "tune/strategy.hpp"
 #include "tune/tune_template.hpp"
+#include "tune/tuning_feed.hpp"
 
 namespace kf {
 

@@ -1,12 +1,14 @@
 #pragma once
-// What the judging stages exchange: a candidate (a kernel and one configuration of it, and how
-// thoroughly to judge it) and a run request, the candidate with its compiled artifact when a
-// builder made it (otherwise the runner compiles where the device is, as OpenCL does).
+// What the judging stages exchange: a candidate (a kernel and one configuration of it, how
+// thoroughly to judge it, and the key its evaluation is stored under), a run request (the
+// candidate with its compiled artifact when a builder made it; otherwise the runner compiles
+// where the device is, as OpenCL does), and the reply that comes back for it.
 
 #include <optional>
 #include <string>
 
 #include "core/compile.hpp"
+#include "core/evaluation.hpp"
 #include "core/kernel.hpp"
 
 namespace kf {
@@ -53,11 +55,28 @@ struct Candidate {
   Kernel kernel;
   Config config;
   std::optional<EvalSettings> settings = std::nullopt;  // none: the runner's own
+  // The job's identity: the evaluation key it is stored under (core/identity.hpp), each of a
+  // re-verification's repeats its own. Its reply carries it back; "" for a one-off (eval, tune).
+  std::string key = "";
 };
 
 struct RunRequest {
   Candidate candidate;
   std::optional<CompileResult> compiled;  // ok and with an artifact, when built elsewhere
 };
+
+// A candidate's verdict as it comes back, from an executor to its runner and from the judge to
+// whoever submitted it: the evaluation and what the classifier reads of its artifact; or, when
+// the tool itself failed (an executor that cannot start again, a broken reply), why.
+struct RunReply {
+  std::string key;  // the candidate's (Candidate::key)
+  Evaluation evaluation;
+  std::string listing;  // the artifact's listing (the classifier's input); "" when none
+  std::string tool_error;
+  int runner = -1;         // the runner that ran it; -1 when decided before running
+  bool cancelled = false;  // dropped before it ran: no verdict (Judge::CancelPending)
+};
+// The judge's answer is a run reply (one value at both boundaries).
+using JudgeResult = RunReply;
 
 }  // namespace kf

@@ -308,6 +308,7 @@ nlohmann::json RunRequestToJson(const RunRequest& r) {
   nlohmann::json out = {{"kernel", KernelToJson(r.candidate.kernel)},
                         {"config", ConfigToJson(r.candidate.config)}};
   if (r.candidate.settings) out["settings"] = EvalSettingsToJson(*r.candidate.settings);
+  if (!r.candidate.key.empty()) out["key"] = r.candidate.key;
   if (r.compiled) out["compiled"] = CompileResultToJson(*r.compiled);
   return out;
 }
@@ -317,6 +318,7 @@ RunRequest RunRequestFromJson(const nlohmann::json& j) {
   r.candidate.kernel = KernelFromJson(j.at("kernel"));
   r.candidate.config = ConfigFromJson(j.at("config"));
   if (j.contains("settings")) r.candidate.settings = EvalSettingsFromJson(j["settings"]);
+  r.candidate.key = j.value("key", "");
   if (j.contains("compiled")) r.compiled = CompileResultFromJson(j["compiled"]);
   return r;
 }
@@ -391,7 +393,7 @@ nlohmann::json TaskToJson(const Task& t, std::optional<Language> with_reference)
   return out;
 }
 
-nlohmann::json ProposalRequestToJson(const ProposalRequest& r) {
+nlohmann::json ProposalRequestToJson(const ProposalRequest& r, const Task* task) {
   nlohmann::json inspirations = nlohmann::json::array();
   for (const Elite& e : r.inspirations) inspirations.push_back(EliteToJson(e));
   nlohmann::json target = nullptr;
@@ -400,10 +402,14 @@ nlohmann::json ProposalRequestToJson(const ProposalRequest& r) {
               {"description", r.target->description},
               {"speedup", r.target->speedup > 0 ? nlohmann::json(r.target->speedup) : nullptr}};
   }
+  nlohmann::json behaviour = nlohmann::json::array();
+  for (const auto& [name, levels] : r.behaviour)
+    behaviour.push_back({{"name", name}, {"levels", levels}});
   return {{"index", r.index},
           {"seed", r.seed},
           {"language", LanguageName(r.language)},
-          {"task", r.task ? TaskToJson(*r.task, r.language) : nlohmann::json(nullptr)},
+          {"task_id", r.task_id},
+          {"task", task ? TaskToJson(*task, r.language) : nlohmann::json(nullptr)},
           {"device", DeviceInfoToJson(r.device)},
           {"peak_bandwidth_gbs", r.peak_bandwidth_gbs},
           {"rule_hints", r.rule_hints},
@@ -411,7 +417,36 @@ nlohmann::json ProposalRequestToJson(const ProposalRequest& r) {
           {"best", r.best ? EliteToJson(*r.best) : nlohmann::json(nullptr)},
           {"inspirations", inspirations},
           {"target_cell", target},
-          {"filled_cells", r.filled_cells}};
+          {"filled_cells", r.filled_cells},
+          {"behaviour", behaviour}};
+}
+
+ProposalRequest ProposalRequestFromJson(const nlohmann::json& j) {
+  ProposalRequest r;
+  r.index = j.at("index").get<int>();
+  r.seed = j.at("seed").get<uint64_t>();
+  r.task_id = j.value("task_id", "");
+  r.language = j.at("language").get<std::string>() == "cuda" ? Language::kCuda : Language::kOpenCL;
+  r.device = DeviceInfoFromJson(j.at("device"));
+  r.peak_bandwidth_gbs = j.value("peak_bandwidth_gbs", 0.0);
+  r.rule_hints = j.value("rule_hints", std::vector<std::string>{});
+  if (j.contains("parent") && !j["parent"].is_null()) r.parent = EliteFromJson(j["parent"]);
+  if (j.contains("best") && !j["best"].is_null()) r.best = EliteFromJson(j["best"]);
+  for (const auto& e : j.value("inspirations", nlohmann::json::array()))
+    r.inspirations.push_back(EliteFromJson(e));
+  if (j.contains("target_cell") && !j["target_cell"].is_null()) {
+    const nlohmann::json& t = j["target_cell"];
+    TargetCell target;
+    target.cell = t.at("cell").get<Cell>();
+    target.description = t.value("description", "");
+    if (t.contains("speedup") && t["speedup"].is_number()) target.speedup = t["speedup"];
+    r.target = target;
+  }
+  r.filled_cells = j.value("filled_cells", std::vector<Cell>{});
+  for (const auto& d : j.value("behaviour", nlohmann::json::array()))
+    r.behaviour.emplace_back(d.at("name").get<std::string>(),
+                             d.at("levels").get<std::vector<std::string>>());
+  return r;
 }
 
 nlohmann::json ProposalToJson(const Proposal& p) {
@@ -435,6 +470,82 @@ Proposal ProposalFromJson(const nlohmann::json& j) {
   return p;
 }
 
+nlohmann::json RunReplyToJson(const RunReply& r) {
+  nlohmann::json out = {{"evaluation", EvaluationToJson(r.evaluation)}};
+  if (!r.key.empty()) out["key"] = r.key;
+  if (!r.listing.empty()) out["listing"] = r.listing;
+  if (!r.tool_error.empty()) out["tool_error"] = r.tool_error;
+  if (r.runner >= 0) out["runner"] = r.runner;
+  if (r.cancelled) out["cancelled"] = true;
+  return out;
+}
+
+RunReply RunReplyFromJson(const nlohmann::json& j) {
+  RunReply r;
+  r.key = j.value("key", "");
+  r.evaluation = EvaluationFromJson(j.at("evaluation"));
+  r.listing = j.value("listing", "");
+  r.tool_error = j.value("tool_error", "");
+  r.runner = j.value("runner", -1);
+  r.cancelled = j.value("cancelled", false);
+  return r;
+}
+
+nlohmann::json ProposalOutcomeToJson(const ProposalOutcome& o) {
+  return {{"verdict", ProposalVerdictName(o.verdict)},
+          {"reason", o.reason},
+          {"proposal", o.proposal ? ProposalToJson(*o.proposal) : nlohmann::json(nullptr)},
+          {"trail", o.trail}};
+}
+
+ProposalOutcome ProposalOutcomeFromJson(const nlohmann::json& j) {
+  ProposalOutcome o;
+  std::string verdict = j.at("verdict").get<std::string>();
+  std::optional<ProposalVerdict> v = ParseProposalVerdict(verdict);
+  if (!v)
+    throw nlohmann::json::other_error::create(501, "unknown proposal verdict '" + verdict + "'",
+                                              &j);
+  o.verdict = *v;
+  o.reason = j.value("reason", "");
+  if (j.contains("proposal") && !j["proposal"].is_null())
+    o.proposal = ProposalFromJson(j["proposal"]);
+  if (o.verdict == ProposalVerdict::kOk && !o.proposal)
+    throw nlohmann::json::other_error::create(501, "an ok proposal outcome has no proposal", &j);
+  o.trail = j.value("trail", nlohmann::json::object());
+  return o;
+}
+
+nlohmann::json SearchEvaluationToJson(const SearchEvaluation& e) {
+  return {{"proposal", e.proposal},
+          {"kernel", KernelToJson(e.kernel)},
+          {"kernel_id", e.kernel_id},
+          {"origin", e.origin},
+          {"key", e.key},
+          {"config", ConfigToJson(e.config)},
+          {"evaluation", EvaluationToJson(e.evaluation)},
+          {"from_store", e.from_store}};
+}
+
+SearchEvaluation SearchEvaluationFromJson(const nlohmann::json& j) {
+  SearchEvaluation e;
+  e.proposal = j.at("proposal").get<int>();
+  e.kernel = KernelFromJson(j.at("kernel"));
+  e.kernel_id = j.at("kernel_id").get<std::string>();
+  e.origin = j.value("origin", "");
+  e.key = j.at("key").get<std::string>();
+  e.config = ConfigFromJson(j.at("config"));
+  e.evaluation = EvaluationFromJson(j.at("evaluation"));
+  e.from_store = j.value("from_store", false);
+  return e;
+}
+
+std::optional<ProposalVerdict> ParseProposalVerdict(std::string_view name) {
+  for (ProposalVerdict v :
+       {ProposalVerdict::kOk, ProposalVerdict::kNothingNew, ProposalVerdict::kBadReply})
+    if (ProposalVerdictName(v) == name) return v;
+  return std::nullopt;
+}
+
 std::string_view ProposalVerdictName(ProposalVerdict v) {
   switch (v) {
     case ProposalVerdict::kOk: return "ok";
@@ -442,6 +553,26 @@ std::string_view ProposalVerdictName(ProposalVerdict v) {
     case ProposalVerdict::kBadReply: return "bad_reply";
   }
   return "?";
+}
+
+std::string_view ProposalStateName(ProposalState s) {
+  switch (s) {
+    case ProposalState::kIssued: return "issued";
+    case ProposalState::kProposed: return "proposed";
+    case ProposalState::kDone: return "done";
+    case ProposalState::kNothingNew: return "nothing_new";
+    case ProposalState::kBadReply: return "bad_reply";
+    case ProposalState::kAbandoned: return "abandoned";
+  }
+  return "?";
+}
+
+std::optional<ProposalState> ParseProposalState(std::string_view name) {
+  for (ProposalState s :
+       {ProposalState::kIssued, ProposalState::kProposed, ProposalState::kDone,
+        ProposalState::kNothingNew, ProposalState::kBadReply, ProposalState::kAbandoned})
+    if (ProposalStateName(s) == name) return s;
+  return std::nullopt;
 }
 
 namespace {

@@ -54,10 +54,23 @@ Elite EliteFromJson(const nlohmann::json& j);
 // exact semantics). `tasks --json` lists the same object less the sources.
 nlohmann::json TaskToJson(const Task& t, std::optional<Language> with_reference = std::nullopt);
 
-// The request without the task's sources when `task` is null (it is not owned by the request).
-nlohmann::json ProposalRequestToJson(const ProposalRequest& r);
+// The request, with the task's object (TaskToJson with its reference source) under "task" when
+// `task` is given (what a command proposer reads), else null there; "task_id" always.
+nlohmann::json ProposalRequestToJson(const ProposalRequest& r, const Task* task = nullptr);
+// Throws nlohmann::json::exception (or InputError for a kernel whose annotations do not parse).
+ProposalRequest ProposalRequestFromJson(const nlohmann::json& j);
 nlohmann::json ProposalToJson(const Proposal& p);
 Proposal ProposalFromJson(const nlohmann::json& j);
+
+nlohmann::json RunReplyToJson(const RunReply& r);
+RunReply RunReplyFromJson(const nlohmann::json& j);
+
+nlohmann::json ProposalOutcomeToJson(const ProposalOutcome& o);
+ProposalOutcome ProposalOutcomeFromJson(const nlohmann::json& j);
+std::optional<ProposalVerdict> ParseProposalVerdict(std::string_view name);
+
+nlohmann::json SearchEvaluationToJson(const SearchEvaluation& e);
+SearchEvaluation SearchEvaluationFromJson(const nlohmann::json& j);
 
 std::string Base64Encode(const std::vector<std::byte>& bytes);
 // Throws std::invalid_argument on a character outside the alphabet.

@@ -1,10 +1,13 @@
 #pragma once
 // Content identities: a kernel by the hash of its language, entry point and source; a candidate
 // by its kernel and configuration; an evaluation by its candidate, the device (or devices) that
-// may judge it and the settings that decide a verdict. Every idempotent write is keyed by these.
+// may judge it and the settings that decide a verdict; a task by its folder's files. Every
+// idempotent write is keyed by these.
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/kernel.hpp"
 
@@ -14,5 +17,11 @@ std::string KernelId(const Kernel& kernel);
 std::string CandidateId(const std::string& kernel_id, const Config& config);
 std::string EvaluationKey(const std::string& candidate_id, const std::string& device,
                           const nlohmann::json& settings);
+
+// A task folder by the hash of its files (their paths relative to it and their contents; hidden
+// files and folders left out): what a worker checks a task bundle against. `toml_text`, when
+// given, stands for the content of task.toml. What cannot be read counts as absent.
+std::string TaskContentId(const std::string& dir,
+                          const std::optional<std::string_view>& toml_text = std::nullopt);
 
 }  // namespace kf

@@ -1,6 +1,6 @@
 #pragma once
 // Proposals as values. A request carries everything a proposer may use to write the next kernel:
-// the task (through its codec), the device, the rule engine's hints, the parent elite with its
+// the task (by its content hash), the device, the rule engine's hints, the parent elite with its
 // evaluation, inspirations from other cells with their figures, and the target cell (an empty
 // or weak cell, described in words) so a proposer is asked for a different strategy, not a copy.
 // The outcome is a new kernel with its provenance, nothing new, or a bad reply with its reason.
@@ -9,10 +9,12 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/device_info.hpp"
 #include "core/elite.hpp"
+#include "core/evaluation.hpp"
 #include "core/kernel.hpp"
 
 namespace kf {
@@ -28,7 +30,9 @@ struct TargetCell {
 struct ProposalRequest {
   int index = 0;      // the proposal's number within its run (0, 1, ...)
   uint64_t seed = 0;  // the proposal's own random stream, derived from the run's seed and index
-  const Task* task = nullptr;  // not owned
+  // The task by its folder's content hash (Task::id): a proposer holds the task itself, and a
+  // request that crosses to another process carries no pointer.
+  std::string task_id;
   Language language = Language::kOpenCL;
   DeviceInfo device;
   double peak_bandwidth_gbs = 0;
@@ -76,20 +80,38 @@ struct ProposalOutcome {
 // < it improved its archive cell < it is the run's new best.
 enum class Grade { kNothing = 0, kCompileError, kIncorrect, kCorrect, kImprovedCell, kNewBest };
 
-// One proposal of a run, as it moves on: "issued" (asked of the proposer), "proposed" (a kernel
-// came back: being tuned), then "done", "nothing_new", "bad_reply" or "abandoned".
+// How far one proposal of a run has moved: issued (asked of the proposer), proposed (a kernel
+// came back: being tuned), then one of the final states: done, nothing new, a bad reply, or
+// abandoned (the search ended first). Stored and shown by name ("issued", "nothing_new", ...).
+enum class ProposalState { kIssued, kProposed, kDone, kNothingNew, kBadReply, kAbandoned };
+std::string_view ProposalStateName(ProposalState s);
+std::optional<ProposalState> ParseProposalState(std::string_view name);
+
 struct ProposalRecord {
   int index = 0;
-  std::string state;
+  ProposalState state = ProposalState::kIssued;
   nlohmann::json request = nlohmann::json::object();  // parent, inspirations, target cell, seed
   std::optional<Proposal> proposal;                   // once proposed
   // verdict, reason, evaluations, best, "grade" (final states), "proposer" (its trail), ...
   nlohmann::json outcome = nlohmann::json::object();
   long long done_seq = 0;  // order of completion (0 while not done)
 
-  bool Final() const { return state != "issued" && state != "proposed"; }
+  bool Final() const {
+    return state != ProposalState::kIssued && state != ProposalState::kProposed;
+  }
   // The grade a final proposal earned; kNothing when it has none.
   Grade grade() const { return static_cast<Grade>(outcome.value("grade", 0)); }
+};
+
+// One verdict of the search, as its callbacks (the store first) get it: which proposal's
+// candidate it judged, the candidate, the key it is stored under, and the evaluation.
+struct SearchEvaluation {
+  int proposal = -1;
+  Kernel kernel;
+  std::string kernel_id, origin, key;
+  Config config;
+  Evaluation evaluation;
+  bool from_store = false;  // answered from the store (a resumed run), not judged now
 };
 
 }  // namespace kf

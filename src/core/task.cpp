@@ -9,6 +9,7 @@
 #include <limits>
 #include <set>
 
+#include "core/identity.hpp"
 #include "core/input_error.hpp"
 #include "core/toml_file.hpp"
 
@@ -780,7 +781,9 @@ Task LoadTask(const std::string& dir_in) {
   std::error_code ec;
   if (!std::filesystem::exists(file, ec))
     throw InputError(file, 0, "file", "no task.toml in this folder");
-  return TaskFromTable(ReadTomlFile(file), dir, file);
+  Task task = TaskFromTable(ReadTomlFile(file), dir, file);
+  task.id = TaskContentId(dir);
+  return task;
 }
 
 Task LoadTaskFromText(const std::string& dir_in, std::string_view text) {
@@ -793,7 +796,9 @@ Task LoadTaskFromText(const std::string& dir_in, std::string_view text) {
     throw InputError(file, static_cast<int>(e.source().begin.line), "syntax",
                      std::string(e.description()));
   }
-  return TaskFromTable(root, dir, file);
+  Task task = TaskFromTable(root, dir, file);
+  task.id = TaskContentId(dir, text);
+  return task;
 }
 
 void CheckKernelSignature(const Task& task, const Kernel& kernel) {

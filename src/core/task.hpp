@@ -73,6 +73,7 @@ struct ToleranceRule {
 struct Task {
   std::string name;
   std::string dir;  // absolute folder path
+  std::string id;   // the folder's content hash (core/identity.hpp: TaskContentId)
   std::string op_class;
   std::string description;
   std::vector<std::string> size_names;

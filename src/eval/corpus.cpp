@@ -78,8 +78,13 @@ StreamResult RunStream(Judge& judge, const std::vector<StreamItem>& items) {
   Clock::time_point start = Clock::now();
   for (const StreamItem& item : items) {
     Clock::time_point t0 = Clock::now();
-    JudgeResult r = judge.Evaluate({item.kernel, item.config});
+    // Each job carries its own key, and its answer must bring it back, whatever the verdict.
+    std::string key = fmt::format("stream#{}", result.evaluated);
+    JudgeResult r = judge.Evaluate({item.kernel, item.config, std::nullopt, key});
     if (!r.tool_error.empty()) throw std::runtime_error(r.tool_error);
+    if (r.key != key)
+      result.failures.push_back(fmt::format("#{}: {}: the answer came back with key '{}', not '{}'",
+                                            result.evaluated, item.kernel.path, r.key, key));
     const Evaluation& ev = r.evaluation;
     double s = std::chrono::duration<double>(Clock::now() - t0).count();
     std::string status(StatusName(ev.status));

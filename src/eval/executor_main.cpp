@@ -119,13 +119,15 @@ int RunExecutor(const ExecutorArgs& args) {
   MessageReader requests(args.in_fd);
   while (std::optional<nlohmann::json> request = requests.Next()) {
     int id = request->value("id", 0);
-    Evaluation ev;
-    std::string listing, tool_error;
+    RunReply reply;
+    Evaluation& ev = reply.evaluation;
+    std::string tool_error;
     nlohmann::json config = nlohmann::json::object();
     try {
       const nlohmann::json& run = request->at("run");
       config = run.value("config", config);
-      ev = evaluator->Evaluate(RunRequestFromJson(run), &listing);
+      reply.key = run.value("key", "");
+      ev = evaluator->Evaluate(RunRequestFromJson(run), &reply.listing);
     } catch (const std::exception& e) {
       tool_error = e.what();
     }
@@ -149,9 +151,10 @@ int RunExecutor(const ExecutorArgs& args) {
       SendMessage(out, {{"id", id}, {"error", tool_error}});
       continue;
     }
-    nlohmann::json reply = {{"id", id}, {"evaluation", EvaluationToJson(ev)}, {"restart", restart}};
-    if (!listing.empty()) reply["listing"] = listing;
-    SendMessage(out, reply);
+    nlohmann::json message = RunReplyToJson(reply);
+    message["id"] = id;
+    message["restart"] = restart;
+    SendMessage(out, message);
     if (restart) return 0;
   }
   return 0;  // the supervisor closed the channel: done

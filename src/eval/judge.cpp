@@ -81,8 +81,13 @@ void DeviceJudge::Deliver(const Done& done, JudgeResult result) {
   done(std::move(result));
 }
 
-void DeviceJudge::Submit(Candidate candidate, Done done, int pinned) {
+void DeviceJudge::Submit(Candidate candidate, Done given, int pinned) {
   ++in_flight_;
+  // Every answer carries its candidate's key back, whichever stage gives it.
+  Done done = [key = candidate.key, given = std::move(given)](JudgeResult r) {
+    r.key = key;
+    given(std::move(r));
+  };
   const uint64_t generation = generation_.load();
   const DeviceInfo& device = runners_[pinned < 0 ? 0 : static_cast<size_t>(pinned)]->info().device;
   if (precheck_ || pinned >= 0) {
@@ -90,7 +95,9 @@ void DeviceJudge::Submit(Candidate candidate, Done done, int pinned) {
                                             std::string(DeviceClassName(device.device_class)));
     if (std::optional<Evaluation> rejected =
             Precheck(task_, candidate.kernel, candidate.config, device, bench)) {
-      Deliver(done, {std::move(*rejected), "", -1, ""});
+      JudgeResult r;
+      r.evaluation = std::move(*rejected);
+      Deliver(done, std::move(r));
       return;
     }
   }
@@ -136,13 +143,8 @@ void DeviceJudge::Run(Candidate candidate, std::optional<CompileResult> compiled
   job.pinned = pinned;
   job.cancelled = [this, generation] { return generation != generation_.load(); };
   job.done = [this, done = std::move(done), listing = std::move(listing)](RunReply reply) mutable {
-    JudgeResult r;
-    r.cancelled = reply.cancelled;
-    r.evaluation = std::move(reply.evaluation);
-    r.listing = reply.listing.empty() ? std::move(listing) : std::move(reply.listing);
-    r.tool_error = std::move(reply.tool_error);
-    r.runner = reply.runner;
-    Deliver(done, std::move(r));
+    if (reply.listing.empty()) reply.listing = std::move(listing);
+    Deliver(done, std::move(reply));
   };
   queue_.Push(std::move(job));
 }

@@ -29,14 +29,6 @@ struct JudgeOptions {
   int build_jobs = 0;                       // builder processes: 0 = one per core, < 0 = none
 };
 
-struct JudgeResult {
-  Evaluation evaluation;
-  std::string listing;  // the artifact's listing (the classifier's input); "" when none
-  int runner = -1;      // the runner that ran it; -1 when decided before running
-  std::string tool_error;
-  bool cancelled = false;  // dropped before it ran: no verdict (CancelPending)
-};
-
 struct RunnerStats {
   std::string device;
   int jobs = 0;

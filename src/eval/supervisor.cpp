@@ -208,9 +208,7 @@ RunReply Supervisor::Await(int ticket) {
     if (message.contains("error")) {
       throw std::runtime_error("executor: " + message["error"].get<std::string>());
     }
-    RunReply reply;
-    reply.evaluation = EvaluationFromJson(message.at("evaluation"));
-    reply.listing = message.value("listing", "");
+    RunReply reply = RunReplyFromJson(message);
     if (message.value("restart", false)) {
       process_.Stop();
       counters_.fault_seconds += Seconds(Clock::now() - started);

@@ -60,16 +60,6 @@ struct ExecutorInfo {
   std::string peak_source;
 };
 
-// An evaluation and what the classifier reads of its artifact; or, when the tool itself failed
-// (an executor that cannot start again, a broken reply), why.
-struct RunReply {
-  Evaluation evaluation;
-  std::string listing;
-  std::string tool_error;
-  int runner = -1;         // set by the runner that ran it
-  bool cancelled = false;  // dropped before it ran (Judge::CancelPending)
-};
-
 class Supervisor {
  public:
   // Starts the first executor; throws WorkerError if it cannot.

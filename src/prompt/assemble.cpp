@@ -24,9 +24,8 @@ std::string Block(Language l, const std::string& source) {
                      !source.empty() && source.back() == '\n' ? "" : "\n");
 }
 
-std::string TaskSection(const ProposalRequest& r) {
-  if (!r.task) return "";
-  nlohmann::json t = TaskToJson(*r.task, r.language);
+std::string TaskSection(const Task& task, const ProposalRequest& r) {
+  nlohmann::json t = TaskToJson(task, r.language);
   std::string out =
       fmt::format("## The task: {} ({})\n{}\n\nArguments of the entry point, in order:\n",
                   t.value("name", ""), t.value("op_class", ""), t.value("description", ""));
@@ -55,9 +54,8 @@ std::string TaskSection(const ProposalRequest& r) {
   return out;
 }
 
-std::string ReferenceSection(const ProposalRequest& r, size_t limit) {
-  if (!r.task) return "";
-  nlohmann::json t = TaskToJson(*r.task, r.language);
+std::string ReferenceSection(const Task& task, const ProposalRequest& r, size_t limit) {
+  nlohmann::json t = TaskToJson(task, r.language);
   std::string source = t.value("reference_source", "");
   if (source.empty()) return "";
   return "## The reference kernel (the exact semantics; slow)\n" +
@@ -199,7 +197,8 @@ std::string CutMiddle(const std::string& text, size_t limit) {
          text.substr(text.size() - tail);
 }
 
-ChatPrompt AssemblePrompt(const ProposalRequest& r, const std::vector<const Component*>& components,
+ChatPrompt AssemblePrompt(const Task& task, const ProposalRequest& r,
+                          const std::vector<const Component*>& components,
                           const PromptSettings& settings) {
   ChatPrompt p;
   p.system = fmt::format(
@@ -212,8 +211,8 @@ ChatPrompt AssemblePrompt(const ProposalRequest& r, const std::vector<const Comp
   size_t inspiration_source = source / 2;
   bool with_best = r.best.has_value();
   for (int attempt = 0;; ++attempt) {
-    std::string user =
-        TaskSection(r) + "\n" + ReferenceSection(r, reference) + "\n" + DeviceSection(r) + "\n";
+    std::string user = TaskSection(task, r) + "\n" + ReferenceSection(task, r, reference) + "\n" +
+                       DeviceSection(r) + "\n";
     if (r.parent)
       user += EliteSection(r, "The kernel to improve (the parent)", *r.parent, log, source) + "\n";
     if (with_best) user += EliteSection(r, "The best kernel so far", *r.best, log, source) + "\n";

@@ -30,7 +30,8 @@ size_t PromptCharsFor(int context_tokens, int reply_tokens);
 // "memory: vectorised; algorithm: looped; coordination: independent", from the request's words.
 std::string DescribeCell(const ProposalRequest& request, const Cell& cell);
 
-ChatPrompt AssemblePrompt(const ProposalRequest& request,
+// `task` is the request's (request.task_id is its id).
+ChatPrompt AssemblePrompt(const Task& task, const ProposalRequest& request,
                           const std::vector<const Component*>& components,
                           const PromptSettings& settings);
 

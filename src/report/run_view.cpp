@@ -192,7 +192,7 @@ json RunView(Store& store, const RunInfo& info, const DescriptorSpace& space, co
                    {"origin", r.proposal->origin},
                    {"mutations", r.proposal->mutations},
                    {"proposer", r.request.value("by", "")},
-                   {"state", r.state},
+                   {"state", ProposalStateName(r.state)},
                    {"grade", r.outcome.value("grade", 0)},
                    {"model", trail.value("model", "")},
                    {"cost", trail.value("cost", 0.0)}};
@@ -249,7 +249,7 @@ json RunView(Store& store, const RunInfo& info, const DescriptorSpace& space, co
     if (reason.empty()) reason = r.outcome.value("failure", "");
     proposals.push_back(
         {{"index", r.index},
-         {"state", r.state},
+         {"state", ProposalStateName(r.state)},
          {"kernel", r.proposal ? json(KernelId(r.proposal->kernel)) : json(nullptr)},
          {"parent", r.proposal ? r.proposal->parent_kernel_id : ""},
          {"origin", r.proposal ? r.proposal->origin : ""},
@@ -341,7 +341,7 @@ json DetailOf(Store& store, const Kernel& kernel, const std::string& kernel_id,
   json outcome = record->outcome;
   outcome.erase("proposer");
   out["proposal"] = {{"index", record->index},
-                     {"state", record->state},
+                     {"state", ProposalStateName(record->state)},
                      {"proposer", record->request.value("by", "")},
                      {"origin", p.origin},
                      {"mutations", p.mutations},

@@ -31,7 +31,7 @@ int Reverify(const Archive& archive, Judge& judge, Store& store, const ReverifyS
       auto promise = std::make_shared<std::promise<JudgeResult>>();
       jobs.push_back({e, key, promise->get_future()});
       judge.Submit(
-          {e->kernel, e->config, EvalSettings::Thorough()},
+          {e->kernel, e->config, EvalSettings::Thorough(), key},
           [promise](JudgeResult result) { promise->set_value(std::move(result)); }, s.runner);
     }
   }

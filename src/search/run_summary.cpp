@@ -17,7 +17,7 @@ double Median(std::vector<double> v) {
 nlohmann::json ProposalLine(const ProposalRecord& r) {
   nlohmann::json line = r.outcome;
   line["proposal"] = r.index;
-  line["state"] = r.state;
+  line["state"] = ProposalStateName(r.state);
   if (r.proposal) {
     line["origin"] = r.proposal->origin;
     line["kernel_id"] = KernelId(r.proposal->kernel);
@@ -75,7 +75,7 @@ RestoredArchive RebuildArchive(const std::vector<ProposalRecord>& records,
                                const std::vector<StoredEvaluation>& stored) {
   std::vector<const ProposalRecord*> done;
   for (const ProposalRecord& r : records) {
-    if (r.state == "done" && r.proposal && r.done_seq > 0) done.push_back(&r);
+    if (r.state == ProposalState::kDone && r.proposal && r.done_seq > 0) done.push_back(&r);
   }
   std::sort(done.begin(), done.end(), [](const ProposalRecord* a, const ProposalRecord* b) {
     return a->done_seq < b->done_seq;
@@ -99,7 +99,8 @@ RunSummary SummarizeRun(Store& store, RunInfo run, std::vector<ProposalRecord> p
   s.run = std::move(run);
   s.proposals = std::move(proposals);
   s.archive = RebuildArchive(s.proposals, all).archive;
-  for (const ProposalRecord& r : s.proposals) ++s.proposal_states[r.state];
+  for (const ProposalRecord& r : s.proposals)
+    ++s.proposal_states[std::string(ProposalStateName(r.state))];
   for (StoredEvaluation& e : all) {
     if (e.purpose == "search") {
       ++s.verdicts[std::string(StatusName(e.evaluation.status))];

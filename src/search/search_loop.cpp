@@ -16,6 +16,7 @@
 #include "search/run_summary.hpp"
 #include "tune/strategy.hpp"
 #include "tune/tune_template.hpp"
+#include "tune/tuning_feed.hpp"
 
 namespace kf {
 
@@ -39,7 +40,7 @@ class StoreWriter : public SearchCallback {
   StoreWriter(Store& store, const SearchSettings& s) : store_(store), s_(s) {}
   void OnEvaluation(const SearchEvaluation& e) override {
     if (e.from_store) return;
-    store_.PutEvaluation(s_.run, *e.kernel, e.config, e.key, e.evaluation, {e.proposal, "search"});
+    store_.PutEvaluation(s_.run, e.kernel, e.config, e.key, e.evaluation, {e.proposal, "search"});
   }
   void OnProposal(const ProposalRecord& r) override { store_.PutProposal(s_.run, r); }
 
@@ -53,7 +54,7 @@ class EventWriter : public SearchCallback {
  public:
   EventWriter(Store& store, std::string run) : store_(store), run_(std::move(run)) {}
   void OnProposal(const ProposalRecord& r) override {
-    if (r.state == "issued" || r.state == "proposed") return;
+    if (!r.Final()) return;
     store_.AddEvent(run_, "proposal", ProposalLine(r));
   }
 
@@ -70,9 +71,7 @@ struct Active {
   std::optional<Proposal> proposal;
   std::string kernel_id;
   std::unique_ptr<TuneTemplate> tuning;
-  int asked = 0, next_tell = 0, pending = 0;
-  // Verdicts ahead of the asking order; nullopt for a candidate cancelled before it ran.
-  std::map<int, std::optional<std::pair<Config, Measurement>>> early;
+  std::unique_ptr<TuningFeed> feed;  // of `tuning`: verdicts told in the order it asked
   std::optional<SearchEvaluation> best;
   int evaluations = 0;
   Grade grade = Grade::kNothing;  // the furthest any of its candidates got
@@ -108,9 +107,12 @@ class Scheduler {
     tune_.device_env = s.device_env;
     tune_.context = s.rule_context;
     tune_.rules = &s.rules;
-    tune_.strategy = s.strategy;
-    if (!s.strategy.empty() && !MakeStrategy(s.strategy))
-      throw InputError("--strategy", 0, s.strategy, "unknown strategy");
+    tune_.strategy = s.policy.strategy;
+    if (!s.policy.strategy.empty() && !MakeStrategy(s.policy.strategy))
+      throw InputError("--strategy", 0, s.policy.strategy, "unknown strategy");
+    std::optional<Selection> selection = SelectionByName(s.policy.selection);
+    if (!selection) throw InputError("--selection", 0, s.policy.selection, "unknown selection");
+    selection_ = *selection;
   }
 
   ~Scheduler() { StopWorkers(); }
@@ -119,8 +121,8 @@ class Scheduler {
 
  private:
   double Elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-  bool OutOfTime() const { return s_.seconds > 0 && Elapsed() >= s_.seconds; }
-  bool BudgetIssued() const { return issued_ >= s_.budget; }
+  bool OutOfTime() const { return s_.policy.seconds > 0 && Elapsed() >= s_.policy.seconds; }
+  bool BudgetIssued() const { return issued_ >= s_.policy.budget; }
 
   void Restore();
   void StartBaseline();
@@ -131,11 +133,10 @@ class Scheduler {
   void Handle(Event e);
   void Accept(Active& a, const Proposal& p);
   void OnVerdict(Active& a, int seq, const Config& config, JudgeResult r, bool from_store);
-  void TellInOrder(Active& a);
   void Stop();
   void MaybeComplete(Active& a);
   void Complete(Active& a);
-  void Finish(Active& a, const std::string& state, nlohmann::json outcome);
+  void Finish(Active& a, ProposalState state, nlohmann::json outcome);
   std::string KeyOf(const std::string& kernel_id, const Config& config) const;
   void Progress();
   std::string StopReason() const;
@@ -156,6 +157,7 @@ class Scheduler {
   Store& store_;
   const DescriptorSpace& descriptors_;
   const SearchSettings& s_;
+  Selection selection_ = Selection::kUniform;
   TuneSettings tune_;
   StoreWriter writer_;
   EventWriter events_;
@@ -190,7 +192,7 @@ std::string Scheduler::KeyOf(const std::string& kernel_id, const Config& config)
 }
 
 SearchResult Scheduler::Run() {
-  for (int i = 0; i < std::max(1, s_.in_flight); ++i)
+  for (int i = 0; i < std::max(1, s_.policy.in_flight); ++i)
     workers_.emplace_back([this] { ProposerWork(); });
   Restore();
   if (!active_.count(0) && next_index_ == 0) StartBaseline();
@@ -219,7 +221,7 @@ SearchResult Scheduler::Run() {
   for (const auto& [index, a] : active_)
     if (a->awaiting_proposer && tool_error_.empty()) waiting.push_back(index);
   for (int index : waiting)
-    Finish(*active_.at(index), "abandoned",
+    Finish(*active_.at(index), ProposalState::kAbandoned,
            {{"reason", "the search ended first: " + result_.stop_reason}});
   StopWorkers();
   if (!tool_error_.empty()) throw std::runtime_error(tool_error_);
@@ -246,7 +248,7 @@ std::string Scheduler::StopReason() const {
   if (OutOfTime()) return "time budget spent";
   if (working) return "";
   if (std::string why = proposer_.Exhausted(); !why.empty()) return why;
-  if (consecutive_empty_ >= s_.max_empty_proposals)
+  if (consecutive_empty_ >= s_.policy.max_empty_proposals)
     return "the proposer had nothing new for any parent";
   if (archive_.empty() && proposer_.UnparentedLeft() == 0)
     return "no correct configuration of the baseline or any template to build on";
@@ -256,7 +258,7 @@ std::string Scheduler::StopReason() const {
 void Scheduler::Progress() {
   SearchProgress p;
   p.evaluations = issued_ - judge_pending_;
-  p.budget = s_.budget;
+  p.budget = s_.policy.budget;
   p.judged_now = result_.judged_now;
   p.proposals = next_index_;
   p.proposals_out = static_cast<int>(active_.size());
@@ -320,7 +322,8 @@ void Scheduler::Restore() {
   });
   for (const ProposalRecord* r : finished) proposer_.Credit(*r);
   for (const ProposalRecord& r : records) {
-    if (r.state == "issued") {  // the proposer was asked when the run was killed: ask again
+    if (r.state ==
+        ProposalState::kIssued) {  // the proposer was asked when the run was killed: ask again
       auto a = std::make_unique<Active>();
       a->index = r.index;
       a->record = r;
@@ -334,7 +337,7 @@ void Scheduler::Restore() {
         requests_.push_back(std::move(request));
       }
       wake_.notify_all();
-    } else if (r.state == "proposed" && r.proposal) {  // being tuned: go on tuning it
+    } else if (r.state == ProposalState::kProposed && r.proposal) {  // being tuned: go on tuning it
       auto a = std::make_unique<Active>();
       a->index = r.index;
       a->record = r;
@@ -365,8 +368,8 @@ void Scheduler::StartBaseline() {
 ProposalRequest Scheduler::MakeRequest(int index, bool unparented) {
   ProposalRequest r;
   r.index = index;
-  r.seed = ProposalSeed(s_.seed, index);
-  r.task = &task_;
+  r.seed = ProposalSeed(s_.policy.seed, index);
+  r.task_id = task_.id;
   r.language = s_.device.language();
   r.device = s_.device;
   r.peak_bandwidth_gbs = s_.peak_gbs;
@@ -374,11 +377,11 @@ ProposalRequest Scheduler::MakeRequest(int index, bool unparented) {
   for (const Dimension& d : descriptors_.dimensions()) r.behaviour.emplace_back(d.name, d.levels);
   if (unparented) return r;
   std::mt19937_64 rng(r.seed);
-  const Elite* parent = archive_.SelectParent(s_.selection, rng);
+  const Elite* parent = archive_.SelectParent(selection_, rng);
   if (!parent) return r;
   r.parent = *parent;
   if (const Elite* best = archive_.Best(); best && best->cell != parent->cell) r.best = *best;
-  for (const Elite* e : archive_.Inspirations(parent, s_.inspirations, rng))
+  for (const Elite* e : archive_.Inspirations(parent, s_.policy.inspirations, rng))
     r.inspirations.push_back(*e);
   // The target: an empty cell next to the parent's (one level away in one dimension), else any
   // empty cell, else the weakest elite's.
@@ -422,8 +425,8 @@ void Scheduler::Issue() {
     for (const auto& [index, a] : active_) n += a->awaiting_proposer || a->tuning != nullptr;
     return n;
   };
-  while (working() < std::max(1, s_.in_flight) && !BudgetIssued() &&
-         consecutive_empty_ < s_.max_empty_proposals && proposer_.Exhausted().empty()) {
+  while (working() < std::max(1, s_.policy.in_flight) && !BudgetIssued() &&
+         consecutive_empty_ < s_.policy.max_empty_proposals && proposer_.Exhausted().empty()) {
     bool unparented = proposer_.UnparentedLeft() > unparented_out_;
     if (!unparented && archive_.empty()) break;  // wait for the baseline to seed the archive
     IssueOne(unparented);
@@ -438,7 +441,7 @@ void Scheduler::IssueOne(bool unparented) {
   if (unparented) ++unparented_out_;
   ProposalRequest request = MakeRequest(a->index, unparented);
   a->record.index = a->index;
-  a->record.state = "issued";
+  a->record.state = ProposalState::kIssued;
   a->record.request = {
       {"by", proposer_.name()},
       {"seed", request.seed},
@@ -467,20 +470,21 @@ void Scheduler::Accept(Active& a, const Proposal& p) {
   a.kernel_id = KernelId(p.kernel);
   kernel_ids_.insert(a.kernel_id);
   TuneSettings settings = tune_;
-  settings.budget = {s_.tune_budget, 0};
-  settings.seed = ProposalSeed(s_.seed, a.index, kTuneSalt);
+  settings.budget = {s_.policy.tune_budget, 0};
+  settings.seed = ProposalSeed(s_.policy.seed, a.index, kTuneSalt);
   try {
     a.tuning = std::make_unique<TuneTemplate>(a.proposal->kernel, settings);
+    a.feed = std::make_unique<TuningFeed>(*a.tuning);
   } catch (const std::exception& e) {
     a.record.proposal = p;
-    Finish(a, "done",
+    Finish(a, ProposalState::kDone,
            {{"error", std::string("its parameter space is empty or invalid: ") + e.what()},
             {"evaluations", 0},
             {"grade", 0}});
     return;
   }
-  if (a.record.state != "proposed") {
-    a.record.state = "proposed";
+  if (a.record.state != ProposalState::kProposed) {
+    a.record.state = ProposalState::kProposed;
     a.record.proposal = p;
     if (!a.trail.empty()) a.record.outcome = {{"proposer", a.trail}};
     for (SearchCallback* c : callbacks_) c->OnProposal(a.record);
@@ -498,10 +502,10 @@ void Scheduler::Feed() {
     Active& a = *it->second;
     if (!a.tuning) continue;
     while (!stopping_ && judge_pending_ < target && !BudgetIssued()) {
-      std::vector<Config> configs = a.tuning->Ask(1);
-      if (configs.empty()) break;
-      const Config& config = configs.front();
-      int seq = a.asked++;
+      std::optional<TuningFeed::Asked> asked = a.feed->Ask();
+      if (!asked) break;
+      const Config& config = asked->config;
+      const int seq = asked->seq;
       std::string key = KeyOf(a.kernel_id, config);
       if (std::optional<Evaluation> stored = store_.FindEvaluation(key)) {
         JudgeResult r;
@@ -512,13 +516,12 @@ void Scheduler::Feed() {
       }
       ++issued_;
       ++judge_pending_;
-      ++a.pending;
       EvalSettings judging = s_.judging;
       if (a.proposal->parent_cell) {  // far slower than its parent: no need to time it to 1%
         auto parent = archive_.cells().find(*a.proposal->parent_cell);
         if (parent != archive_.cells().end()) judging.time_to_beat_ms = parent->second.time_ms;
       }
-      Candidate candidate{a.proposal->kernel, config, judging};
+      Candidate candidate{a.proposal->kernel, config, judging, key};
       judge_.Submit(std::move(candidate), [this, index, seq, config](JudgeResult r) {
         Event e;
         e.index = index;
@@ -549,7 +552,9 @@ void Scheduler::Handle(Event e) {
     if (e.outcome.verdict != ProposalVerdict::kOk) {
       ++consecutive_empty_;
       a.awaiting_proposer = false;
-      Finish(a, e.outcome.verdict == ProposalVerdict::kBadReply ? "bad_reply" : "nothing_new",
+      Finish(a,
+             e.outcome.verdict == ProposalVerdict::kBadReply ? ProposalState::kBadReply
+                                                             : ProposalState::kNothingNew,
              {{"reason", e.outcome.reason}, {"evaluations", 0}, {"grade", 0}});
       return;
     }
@@ -562,19 +567,15 @@ void Scheduler::Handle(Event e) {
     --issued_;
     if (it == active_.end()) return;
     Active& a = *it->second;
-    --a.pending;
-    a.early[e.seq] = std::nullopt;
-    TellInOrder(a);
+    a.feed->Arrived(e.seq, e.config, std::nullopt);
     MaybeComplete(a);
     return;
   }
   if (!e.result.tool_error.empty()) {
     if (tool_error_.empty()) tool_error_ = e.result.tool_error;
-    if (it != active_.end()) --it->second->pending;
-    return;
+    return;  // nothing more is completed: the store holds the run as a kill would leave it
   }
   if (it == active_.end()) return;
-  --it->second->pending;
   OnVerdict(*it->second, e.seq, e.config, std::move(e.result), false);
 }
 
@@ -586,7 +587,7 @@ void Scheduler::OnVerdict(Active& a, int seq, const Config& config, JudgeResult 
     ev.descriptor = descriptors_.Classify(a.proposal->kernel.language, a.proposal->kernel.source,
                                           r.listing, config);
   SearchEvaluation e{a.index,
-                     &a.proposal->kernel,
+                     a.proposal->kernel,
                      a.kernel_id,
                      a.proposal->origin,
                      KeyOf(a.kernel_id, config),
@@ -611,23 +612,13 @@ void Scheduler::OnVerdict(Active& a, int seq, const Config& config, JudgeResult 
   if (ev.status == Status::kOk && !ev.descriptor.empty() &&
       (!a.best || ev.speedup.value_or(0) > a.best->evaluation.speedup.value_or(0)))
     a.best = e;
-  a.early[seq] = std::make_pair(config, MeasurementOf(ev));
-  TellInOrder(a);
+  a.feed->Arrived(seq, config, std::move(r));
   MaybeComplete(a);
-}
-
-// The tuner hears its verdicts in the order it asked for them.
-void Scheduler::TellInOrder(Active& a) {
-  while (!a.early.empty() && a.early.begin()->first == a.next_tell) {
-    if (const auto& told = a.early.begin()->second) a.tuning->Tell(told->first, told->second);
-    a.early.erase(a.early.begin());
-    ++a.next_tell;
-  }
 }
 
 void Scheduler::MaybeComplete(Active& a) {
   // After a tool failure nothing is completed: the store holds the run as a kill would leave it.
-  if (!a.tuning || a.pending > 0 || !a.early.empty() || !tool_error_.empty()) return;
+  if (!a.tuning || !a.feed->Settled() || !tool_error_.empty()) return;
   if (a.tuning->Done() || BudgetIssued() || stopping_) Complete(a);
 }
 
@@ -663,10 +654,10 @@ void Scheduler::Complete(Active& a) {
     outcome["device"] = e.device;
   }
   if (a.proposal->parent_cell) outcome["beat_parent"] = offer.beat_parent;
-  Finish(a, "done", outcome);
+  Finish(a, ProposalState::kDone, outcome);
 }
 
-void Scheduler::Finish(Active& a, const std::string& state, nlohmann::json outcome) {
+void Scheduler::Finish(Active& a, ProposalState state, nlohmann::json outcome) {
   a.record.state = state;
   a.record.outcome = std::move(outcome);
   if (!a.trail.empty()) a.record.outcome["proposer"] = a.trail;

@@ -23,6 +23,7 @@
 #include "core/candidate.hpp"
 #include "core/device_info.hpp"
 #include "core/evaluation.hpp"
+#include "core/run_settings.hpp"
 #include "core/task.hpp"
 #include "eval/judge.hpp"
 #include "propose/proposer.hpp"
@@ -37,31 +38,17 @@ struct SearchSettings {
   std::string run;                                          // the store's run
   std::string devices;                                      // the run's devices: in every key
   nlohmann::json eval_settings = nlohmann::json::object();  // sizes, seeds: in every key
-  int budget = 60;      // evaluations of the run (the baseline's included; a resumed run's too)
-  double seconds = 0;   // wall-clock limit of this invocation; 0 = none
-  int tune_budget = 4;  // evaluations per proposal
-  int in_flight = 1;    // proposals out at once
-  uint64_t seed = 1;
-  Selection selection = Selection::kUniform;
-  int inspirations = 2;
-  std::string strategy;          // tuning strategy ("" = the default)
-  int max_empty_proposals = 25;  // proposals in a row that gave nothing, before stopping
-  Env device_env;                // device properties and benchmark sizes, for constraints
-  RuleContext rule_context;      // op class and device; the kernel's part is filled per proposal
+  // Budget, time, tuning, proposals in flight, seed, selection (its name; InputError for an
+  // unknown one), strategy. Its `seconds` limits this invocation; its rules fields are read by
+  // whoever fills `rules` below.
+  SearchPolicy policy;
+  Env device_env;            // device properties and benchmark sizes, for constraints
+  RuleContext rule_context;  // op class and device; the kernel's part is filled per proposal
   std::vector<Rule> rules;
   DeviceInfo device;  // what proposal requests describe (the first device)
   double peak_gbs = 0;
   // How candidates are judged; each gets its parent's time as the time to beat.
   EvalSettings judging = EvalSettings::Fast();
-};
-
-struct SearchEvaluation {
-  int proposal = -1;
-  const Kernel* kernel = nullptr;  // valid during the callback
-  std::string kernel_id, origin, key;
-  Config config;
-  Evaluation evaluation;
-  bool from_store = false;  // answered from the store (a resumed run), not judged now
 };
 
 struct SearchProgress {

@@ -1,9 +1,5 @@
 #include "tune/tune_template.hpp"
 
-#include <condition_variable>
-#include <map>
-#include <mutex>
-
 #include "core/input_error.hpp"
 #include "tune/strategy.hpp"
 
@@ -78,39 +74,6 @@ int TuneTemplate::pending() const {
 
 int TuneTemplate::evaluations() const {
   return session_ ? session_->evaluations() : (single_told_ ? 1 : 0);
-}
-
-void DriveTuning(TuneTemplate& tuning, const Kernel& kernel, Judge& judge,
-                 const std::function<void(const Config&, const JudgeResult&)>& on_verdict) {
-  std::mutex mutex;
-  std::condition_variable arrived;
-  std::map<int, std::pair<Config, JudgeResult>> results;  // by asking order
-  int asked = 0, told = 0;
-  std::string tool_error;
-  const int target = judge.runner_count() * 2 + judge.build_jobs();
-  for (;;) {
-    while (tool_error.empty() && asked - told < target) {
-      std::vector<Config> next = tuning.Ask(1);
-      if (next.empty()) break;
-      int seq = asked++;
-      judge.Submit({kernel, next.front()}, [&, seq, config = next.front()](JudgeResult r) {
-        std::lock_guard<std::mutex> lock(mutex);
-        results.emplace(seq, std::make_pair(config, std::move(r)));
-        arrived.notify_all();
-      });
-    }
-    if (asked == told) break;  // nothing out and nothing more to ask: done
-    std::unique_lock<std::mutex> lock(mutex);
-    arrived.wait(lock, [&] { return results.count(told) > 0; });
-    auto [config, result] = std::move(results.at(told));
-    results.erase(told);
-    ++told;
-    lock.unlock();
-    if (!result.tool_error.empty() && tool_error.empty()) tool_error = result.tool_error;
-    if (tool_error.empty()) on_verdict(config, result);
-    tuning.Tell(config, MeasurementOf(result.evaluation));
-  }
-  if (!tool_error.empty()) throw std::runtime_error(tool_error);
 }
 
 }  // namespace kf

@@ -2,8 +2,8 @@
 // Tuning one template, ask/tell: its parameter space (the @param lists, the @constraint
 // expressions against the device's properties and the benchmark sizes), narrowed and ordered by
 // the hardware rules; the template's default and the rules' tried-first points measured first,
-// then the strategy. A kernel without parameters is one configuration. `kfoundry tune` drives one
-// of these (DriveTuning), the search one per proposal in flight.
+// then the strategy. A kernel without parameters is one configuration. A TuningFeed
+// (tune/tuning_feed.hpp) feeds one through a judge.
 
 #include <functional>
 #include <memory>
@@ -61,12 +61,5 @@ class TuneTemplate {
   // A kernel without parameters: one configuration, asked once.
   bool single_asked_ = false, single_told_ = false;
 };
-
-// Drives `tuning` of `kernel` to its end through `judge`: as many configurations out as the
-// judge has runners and builders to keep busy, each verdict told in the order it was asked (so a
-// seed gives one order whatever finishes first) and passed to `on_verdict`. Throws
-// std::runtime_error when the tool itself fails (a runner that cannot restart its executor).
-void DriveTuning(TuneTemplate& tuning, const Kernel& kernel, Judge& judge,
-                 const std::function<void(const Config&, const JudgeResult&)>& on_verdict);
 
 }  // namespace kf

@@ -133,8 +133,7 @@ TEST(OpenCLOptimize, ARunKilledWithEightProposalsInFlightResumesWithEachJudgedOn
       auto store = OpenStore(db);
       stored = store->RunEvaluations("killed").size();
       out = 0;
-      for (const ProposalRecord& p : store->RunProposals("killed"))
-        out += p.state == "issued" || p.state == "proposed";
+      for (const ProposalRecord& p : store->RunProposals("killed")) out += !p.Final();
     } catch (const std::exception&) {
       continue;  // the schema is being created
     }
@@ -160,8 +159,7 @@ TEST(OpenCLOptimize, ARunKilledWithEightProposalsInFlightResumesWithEachJudgedOn
   // Every proposal once: each kernel belongs to one proposal, and none is left in flight.
   std::set<std::string> kernels;
   for (const ProposalRecord& p : OpenStore(db)->RunProposals("killed")) {
-    EXPECT_TRUE(p.state != "issued" && p.state != "proposed")
-        << "proposal " << p.index << " left " << p.state;
+    EXPECT_TRUE(p.Final()) << "proposal " << p.index << " left " << ProposalStateName(p.state);
     if (p.proposal) {
       EXPECT_TRUE(kernels.insert(KernelId(p.proposal->kernel)).second)
           << "proposal " << p.index << " repeats another's kernel";

@@ -102,13 +102,14 @@ TEST(LlmOptimize, EveryScriptedReplyGetsAVerdictAndTheArchiveImproves) {
   std::string reasons;
   bool repaired = false, edited = false;
   for (const ProposalRecord& p : proposals) {
-    ++states[p.state];
-    EXPECT_TRUE(p.Final()) << "proposal " << p.index << " left " << p.state;
+    ++states[std::string(ProposalStateName(p.state))];
+    EXPECT_TRUE(p.Final()) << "proposal " << p.index << " left " << ProposalStateName(p.state);
     reasons += p.outcome.value("reason", "") + "\n";
-    if (p.index == 0 || p.state == "abandoned") continue;  // the baseline; never answered
+    if (p.index == 0 || p.state == ProposalState::kAbandoned)
+      continue;  // the baseline; never answered
     const nlohmann::json trail = p.outcome.value("proposer", nlohmann::json::object());
     EXPECT_TRUE(trail.contains("messages"))
-        << "proposal " << p.index << " (" << p.state << ") kept no prompt";
+        << "proposal " << p.index << " (" << ProposalStateName(p.state) << ") kept no prompt";
     EXPECT_GE(trail["exchanges"].size(), 1u);
     for (const auto& e : trail["exchanges"])
       EXPECT_LE(e["attempts"].get<int>(), 3) << "more than --llm-retries 2 retries";

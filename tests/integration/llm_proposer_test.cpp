@@ -52,7 +52,7 @@ ProposalRequest Request(const Task& task, int index) {
   ProposalRequest r;
   r.index = index;
   r.seed = 1000 + static_cast<uint64_t>(index);
-  r.task = &task;
+  r.task_id = task.id;
   r.language = Language::kOpenCL;
   r.device.name = "PoCL";
   r.device.backend = "opencl";
@@ -77,7 +77,7 @@ ModelSettings Model(const std::string& name, const std::string& url) {
 ProposalRecord Graded(const std::string& model, const std::vector<std::string>& components,
                       Grade grade) {
   ProposalRecord r;
-  r.state = "done";
+  r.state = ProposalState::kDone;
   r.outcome = {{"grade", static_cast<int>(grade)},
                {"proposer", {{"model", model}, {"components", components}}}};
   return r;

@@ -172,7 +172,7 @@ TEST(Codec, AProposalRequestCarriesTheTaskTheParentAndTheTarget) {
   ProposalRequest r;
   r.index = 7;
   r.seed = 99;
-  r.task = &task;
+  r.task_id = task.id;
   r.language = Language::kOpenCL;
   r.device.backend = "opencl";
   r.rule_hints = {"use vector loads"};
@@ -183,8 +183,10 @@ TEST(Codec, AProposalRequestCarriesTheTaskTheParentAndTheTarget) {
   r.parent = parent;
   r.target = TargetCell{{1, 0, 0}, "memory: vectorised", 0};
   r.filled_cells = {{0, 0, 0}};
-  nlohmann::json j = ProposalRequestToJson(r);
+  r.behaviour = {{"memory", {"scalar", "vectorised"}}, {"algorithm", {"direct", "tiled"}}};
+  nlohmann::json j = ProposalRequestToJson(r, &task);
   EXPECT_EQ(j["index"], 7);
+  EXPECT_EQ(j["task_id"], task.id);
   EXPECT_EQ(j["language"], "opencl");
   EXPECT_EQ(j["task"]["name"], "rope_llama3");
   EXPECT_FALSE(j["task"]["args"].empty());
@@ -193,6 +195,84 @@ TEST(Codec, AProposalRequestCarriesTheTaskTheParentAndTheTarget) {
   EXPECT_EQ(j["target_cell"]["cell"], nlohmann::json::array({1, 0, 0}));
   EXPECT_TRUE(j["target_cell"]["speedup"].is_null()) << "an empty cell has no speedup yet";
   EXPECT_EQ(j["rule_hints"][0], "use vector loads");
+
+  // Decoded, it is the same request: the task by its id (a proposer holds the task itself).
+  ProposalRequest back = ProposalRequestFromJson(j);
+  EXPECT_EQ(back.task_id, task.id);
+  EXPECT_EQ(back.behaviour, r.behaviour);
+  ASSERT_TRUE(back.parent.has_value());
+  EXPECT_EQ(back.parent->kernel.source, parent.kernel.source);
+  EXPECT_EQ(ProposalRequestToJson(back), ProposalRequestToJson(r));
+  EXPECT_TRUE(ProposalRequestToJson(r)["task"].is_null());
+}
+
+TEST(Codec, ProposalOutcomesRoundTripAndAnOkOneNeedsItsProposal) {
+  Proposal p;
+  p.kernel = ParseKernel("dir/p.cl", kKernel);
+  p.origin = "command p.cl";
+  ProposalOutcome ok = ProposalOutcome::Ok(p);
+  ok.trail = {{"model", "m"}, {"tokens", 12}};
+  EXPECT_EQ(ProposalOutcomeToJson(ProposalOutcomeFromJson(ProposalOutcomeToJson(ok))),
+            ProposalOutcomeToJson(ok));
+  ProposalOutcome bad = ProposalOutcome::BadReply("no code block");
+  ProposalOutcome back = ProposalOutcomeFromJson(ProposalOutcomeToJson(bad));
+  EXPECT_EQ(back.verdict, ProposalVerdict::kBadReply);
+  EXPECT_EQ(back.reason, "no code block");
+  EXPECT_FALSE(back.proposal.has_value());
+
+  nlohmann::json broken = ProposalOutcomeToJson(ok);
+  broken["proposal"] = nullptr;
+  EXPECT_THROW(ProposalOutcomeFromJson(broken), nlohmann::json::exception);
+  broken = ProposalOutcomeToJson(bad);
+  broken["verdict"] = "maybe";
+  EXPECT_THROW(ProposalOutcomeFromJson(broken), nlohmann::json::exception);
+}
+
+TEST(Codec, RunRepliesCarryTheirCandidatesKey) {
+  RunReply r;
+  r.key = "e0123";
+  r.evaluation.status = Status::kIncorrect;
+  r.evaluation.reason = "element 3";
+  r.listing = "ld.global.v4.f32";
+  r.runner = 1;
+  RunReply back = RunReplyFromJson(RunReplyToJson(r));
+  EXPECT_EQ(back.key, "e0123");
+  EXPECT_EQ(back.evaluation.status, Status::kIncorrect);
+  EXPECT_EQ(back.listing, r.listing);
+  EXPECT_EQ(back.runner, 1);
+  EXPECT_FALSE(back.cancelled);
+  EXPECT_EQ(RunReplyToJson(back), RunReplyToJson(r));
+  RunReply cancelled;
+  cancelled.cancelled = true;
+  EXPECT_TRUE(RunReplyFromJson(RunReplyToJson(cancelled)).cancelled);
+
+  RunRequest request{{ParseKernel("dir/p.cl", kKernel), {}, std::nullopt, "e0123"}, std::nullopt};
+  EXPECT_EQ(RunRequestFromJson(RunRequestToJson(request)).candidate.key, "e0123");
+}
+
+TEST(Codec, ASearchEvaluationOwnsItsKernel) {
+  SearchEvaluation e;
+  e.proposal = 4;
+  e.kernel = ParseKernel("dir/p.cl", kKernel);
+  e.kernel_id = "k1";
+  e.origin = "unroll of p.cl";
+  e.key = "e1";
+  e.evaluation.status = Status::kOk;
+  e.evaluation.speedup = 1.5;
+  nlohmann::json j = SearchEvaluationToJson(e);
+  SearchEvaluation back = SearchEvaluationFromJson(j);
+  EXPECT_EQ(back.kernel.source, e.kernel.source);
+  EXPECT_EQ(back.key, "e1");
+  EXPECT_EQ(SearchEvaluationToJson(back), j);
+}
+
+TEST(Codec, ProposalStatesHaveTheirStoredNames) {
+  for (ProposalState s :
+       {ProposalState::kIssued, ProposalState::kProposed, ProposalState::kDone,
+        ProposalState::kNothingNew, ProposalState::kBadReply, ProposalState::kAbandoned})
+    EXPECT_EQ(ParseProposalState(ProposalStateName(s)), s);
+  EXPECT_EQ(ProposalStateName(ProposalState::kNothingNew), "nothing_new");
+  EXPECT_FALSE(ParseProposalState("finished").has_value());
 }
 
 }  // namespace

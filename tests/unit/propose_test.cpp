@@ -30,7 +30,7 @@ ProposalRequest Request(const Task& task, int index) {
   ProposalRequest r;
   r.index = index;
   r.seed = 1000 + static_cast<uint64_t>(index);
-  r.task = &task;
+  r.task_id = task.id;
   r.language = Language::kOpenCL;
   r.device.backend = "opencl";
   return r;
@@ -194,7 +194,7 @@ TEST(BuiltinProposer, CreditMovesTheChoiceOfMutationTowardTheOneWhoseChildrenImp
   auto teach = [&](BuiltinProposer& p) {
     for (const Mutation& m : Mutations()) {
       ProposalRecord rec;
-      rec.state = "done";
+      rec.state = ProposalState::kDone;
       Proposal made;
       made.parent_kernel_id = "parent";
       made.mutations = {m.name};

@@ -57,7 +57,7 @@ class ReportTest : public ::testing::Test {
     store_->PutEvaluation("r1", baseline_, {}, "kb", Ok(2.0, 2.0, {0, 0, 0}), {-1, "search"});
     ProposalRecord p;
     p.index = 0;
-    p.state = "done";
+    p.state = ProposalState::kDone;
     p.request = {{"by", "builtin"}, {"parent", {{"kernel_id", KernelId(baseline_)}}}};
     p.proposal = Proposal{
         child_,       "vectorise of baseline.cl", KernelId(baseline_), Cell{0, 0, 0}, {"vectorise"},

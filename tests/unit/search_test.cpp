@@ -293,10 +293,10 @@ SearchSettings Settings(const std::string& run, int budget, int in_flight = 1) {
   s.run = run;
   s.devices = "synthetic";
   s.device.backend = "opencl";
-  s.budget = budget;
-  s.tune_budget = 3;
-  s.in_flight = in_flight;
-  s.seed = 11;
+  s.policy.budget = budget;
+  s.policy.tune_budget = 3;
+  s.policy.in_flight = in_flight;
+  s.policy.seed = 11;
   s.device_env.Set("max_work_group_size", 1024);
   for (const char* k : {"B", "S", "Hq", "Hkv", "D"}) s.device_env.Set(k, 64);
   return s;
@@ -352,7 +352,7 @@ TEST(SearchLoop, SpendsTheBudgetFillsCellsAndIsDeterministicForASeed) {
   }
 
   SearchSettings other = Settings("r", 40);
-  other.seed = 12;
+  other.policy.seed = 12;
   TempStore c;
   SyntheticJudge jc;
   auto sc = OpenStore(c.path);
@@ -376,8 +376,9 @@ TEST(SearchLoop, ManyProposalsInFlightOnSeveralDevicesKeepTheBudgetExactlyAndNev
   for (const StoredEvaluation& e : store->RunEvaluations("r")) devices.insert(e.evaluation.device);
   EXPECT_EQ(devices.size(), 3u);
   for (const ProposalRecord& p : store->RunProposals("r")) {
-    EXPECT_TRUE(p.state == "done" || p.state == "nothing_new" || p.state == "abandoned")
-        << "proposal " << p.index << " left " << p.state;
+    EXPECT_TRUE(p.state == ProposalState::kDone || p.state == ProposalState::kNothingNew ||
+                p.state == ProposalState::kAbandoned)
+        << "proposal " << p.index << " left " << ProposalStateName(p.state);
   }
 }
 
@@ -437,12 +438,12 @@ TEST(SearchLoop, ATimeBudgetDropsTheQueueInsteadOfWaitingForIt) {
   SyntheticJudge judge(3, true, -1, std::chrono::milliseconds(250));
   auto store = OpenStore(a.path);
   SearchSettings s = Settings("r", 1000, 8);
-  s.seconds = 0.5;
+  s.policy.seconds = 0.5;
   SearchResult r = Search(*store, judge, s);
   EXPECT_EQ(r.stop_reason, "time budget spent");
   // One candidate may be running when the time is up; the queue behind it is dropped. The bound
   // leaves a loaded (or sanitized) machine 2 delays of slack and still fails a loop that waits.
-  EXPECT_LT(r.seconds, s.seconds + 3 * each);
+  EXPECT_LT(r.seconds, s.policy.seconds + 3 * each);
   EXPECT_GT(judge.cancelled(), 0);
   EXPECT_EQ(r.evaluations, judge.judged()) << "a dropped candidate is not charged";
   EXPECT_EQ(store->RunEvaluations("r").size(), static_cast<size_t>(judge.judged()));

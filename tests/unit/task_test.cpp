@@ -62,6 +62,33 @@ TEST(Task, FindsBundledTaskByName) {
   EXPECT_FALSE(BundledTasks().empty());
 }
 
+// A task is known by its folder's content: a copy has the same id, any edit of a file it holds
+// another, a hidden file none (an editor's swap file does not make another task).
+TEST(Task, ItsIdIsTheHashOfItsFolder) {
+  Task rope = LoadTask(std::string(KF_TASKS) + "/rope_llama3");
+  ASSERT_EQ(rope.id.size(), 33u) << rope.id;
+  EXPECT_EQ(rope.id.front(), 't');
+  fs::path copy = fs::temp_directory_path() / ("kf_task_id_" + std::to_string(getpid()));
+  fs::remove_all(copy);
+  fs::copy(rope.dir, copy, fs::copy_options::recursive);
+  EXPECT_EQ(LoadTask(copy.string()).id, rope.id);
+  std::ofstream(copy / ".notes.swp") << "scratch";
+  EXPECT_EQ(LoadTask(copy.string()).id, rope.id);
+  std::ofstream(copy / "baseline.cl", std::ios::app) << "\n// edited\n";
+  std::string edited = LoadTask(copy.string()).id;
+  EXPECT_NE(edited, rope.id);
+  std::ofstream(copy / "notes.md") << "a new file";
+  EXPECT_NE(LoadTask(copy.string()).id, edited);
+  // The text given for task.toml stands for the file.
+  std::ifstream toml(copy / "task.toml");
+  std::stringstream text;
+  text << toml.rdbuf();
+  EXPECT_EQ(LoadTaskFromText(copy.string(), text.str()).id, LoadTask(copy.string()).id);
+  EXPECT_NE(LoadTaskFromText(copy.string(), text.str() + "\n# a comment\n").id,
+            LoadTask(copy.string()).id);
+  fs::remove_all(copy);
+}
+
 // Writes a task folder from the rope task with one edit and returns the load error.
 class MalformedTask : public ::testing::Test {
  protected:

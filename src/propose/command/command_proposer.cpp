@@ -192,11 +192,9 @@ CommandProposer::CommandProposer(const Task& task, CommandProposerOptions option
     : task_(task), options_(std::move(options)) {}
 
 ProposalOutcome CommandProposer::Propose(const ProposalRequest& request) {
-  ProposalRequest with_task = request;
-  with_task.task = &task_;
-  Completed done = RunCommand(options_.command, ProposalRequestToJson(with_task).dump() + "\n",
-                              options_.timeout_s, options_.max_output_bytes,
-                              fmt::format("proposer p{}", request.index));
+  Completed done = RunCommand(
+      options_.command, ProposalRequestToJson(request, &task_).dump() + "\n", options_.timeout_s,
+      options_.max_output_bytes, fmt::format("proposer p{}", request.index));
   if (!done.failure.empty()) return ProposalOutcome::BadReply(done.failure);
   ReplyText reply = ParseReplyText(done.out);
   if (!reply.error.empty()) return ProposalOutcome::BadReply(reply.error);

@@ -201,7 +201,7 @@ ProposalOutcome LlmProposer::Propose(const ProposalRequest& request) {
   ChatPrompt prompt;
   {
     std::lock_guard<std::mutex> lock(mutex_);  // component texts may be rewritten meanwhile
-    prompt = AssemblePrompt(request, choice.components, settings);
+    prompt = AssemblePrompt(task_, request, choice.components, settings);
   }
   std::vector<ChatMessage> messages = {{"system", prompt.system}, {"user", prompt.user}};
   auto keep_messages = [&] {
@@ -335,7 +335,7 @@ void LlmProposer::Credit(const ProposalRecord& record) {
   if (grade <= static_cast<int>(Grade::kIncorrect)) {
     std::string why = record.outcome.value("reason", record.outcome.value("failure", ""));
     if (!why.empty()) {
-      failures_.push_back(fmt::format("{}: {}", record.state, why));
+      failures_.push_back(fmt::format("{}: {}", ProposalStateName(record.state), why));
       if (failures_.size() > kFailuresKept) failures_.pop_front();
     }
   }

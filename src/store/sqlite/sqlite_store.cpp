@@ -302,7 +302,7 @@ class SqliteStore : public Store {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
     SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
     if (r.proposal) InsertKernel(r.proposal->kernel);
-    bool final_state = r.state != "issued" && r.state != "proposed";
+    bool final_state = r.Final();
     SQLite::Statement upsert(
         db_,
         "INSERT INTO proposals (run, idx, state, request, kernel_id, proposal, outcome, done_seq, "
@@ -316,7 +316,7 @@ class SqliteStore : public Store {
     std::string now = Now();
     upsert.bind(1, run);
     upsert.bind(2, r.index);
-    upsert.bind(3, r.state);
+    upsert.bind(3, std::string(ProposalStateName(r.state)));
     upsert.bind(4, r.request.dump());
     if (r.proposal) {
       nlohmann::json p = ProposalToJson(*r.proposal);
@@ -349,7 +349,8 @@ class SqliteStore : public Store {
     while (q.executeStep()) {
       ProposalRecord r;
       r.index = q.getColumn(0).getInt();
-      r.state = q.getColumn(1).getString();
+      std::string state = q.getColumn(1).getString();
+      r.state = ParseProposalState(state).value_or(ProposalState::kAbandoned);
       r.request = nlohmann::json::parse(q.getColumn(2).getString());
       if (!q.getColumn(3).isNull() && !q.getColumn(6).isNull()) {
         nlohmann::json p = nlohmann::json::parse(q.getColumn(3).getString());
