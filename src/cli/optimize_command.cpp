@@ -276,6 +276,7 @@ int PrintJson(const RunSummary& s, const Totals& t, const std::string& task,
                    {"seconds", t.search.seconds},
                    {"evaluations_per_second", rate},
                    {"reverified_now", t.reverified_now},
+                   {"budget", s.budget},
                    {"build_jobs", t.build_jobs}};
   // Where an evaluation's time goes, on average over this run's evaluations that reached a phase.
   std::map<std::string, std::pair<double, int>> phases;
@@ -305,6 +306,8 @@ int PrintText(const RunSummary& s, const Totals& t, const OptimizeArgs& a,
       "{:.1f} s, {:.2f} evaluations/s\n",
       s.proposals.size(), s.evaluations.size(), t.search.judged_now, t.search.from_store,
       t.search.seconds, rate);
+  fmt::print("budget      {} new kernels, {} tuning their proposals, {} deeper tuning of elites\n",
+             s.budget.at("new_kernels"), s.budget.at("tuning"), s.budget.at("deeper_tuning"));
   std::string states;
   for (const auto& [state, n] : s.proposal_states)
     states += fmt::format("{}{} {}", states.empty() ? "" : ", ", state, n);

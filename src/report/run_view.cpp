@@ -309,6 +309,7 @@ json RunView(Store& store, const RunInfo& info, const DescriptorSpace& space, co
                    {"speedup", best->median}};
   }
   out["verdicts"] = s.verdicts;
+  out["budget"] = s.budget;  // evaluations: new kernels, tuning, deeper tuning of elites
   out["proposal_states"] = s.proposal_states;
   out["llm"] = LlmTotals(s.proposals, store.RunPromptVersions(run));
   out["version"] = store.RunVersion(run);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "core/input_error.hpp"
 
@@ -101,8 +102,15 @@ RunSummary SummarizeRun(Store& store, RunInfo run, std::vector<ProposalRecord> p
   s.archive = RebuildArchive(s.proposals, all).archive;
   for (const ProposalRecord& r : s.proposals)
     ++s.proposal_states[std::string(ProposalStateName(r.state))];
+  std::set<int> deepening, seen;
+  for (const ProposalRecord& r : s.proposals)
+    if (r.request.value("by", "") == "deepen") deepening.insert(r.index);
+  s.budget = {{"new_kernels", 0}, {"tuning", 0}, {"deeper_tuning", 0}};
   for (StoredEvaluation& e : all) {
     if (e.purpose == "search") {
+      ++s.budget[deepening.count(e.proposal)      ? "deeper_tuning"
+                 : seen.insert(e.proposal).second ? "new_kernels"
+                                                  : "tuning"];
       ++s.verdicts[std::string(StatusName(e.evaluation.status))];
       ++s.evaluations_by_device[e.evaluation.device];
       s.evaluations.push_back(std::move(e));

@@ -56,6 +56,10 @@ struct RunSummary {
   std::map<std::string, int> verdicts;         // of the search's evaluations
   std::map<std::string, int> proposal_states;  // done, nothing_new, bad_reply, ...
   std::map<std::string, int> evaluations_by_device;
+  // What the search's evaluations went to: "new_kernels" (each proposal's first), "tuning" (the
+  // rest of a proposal's), "deeper_tuning" (the search's own rounds on elites once the proposer
+  // had nothing new).
+  std::map<std::string, int> budget;
   std::vector<FinalCheck> finals;  // in the order re-verified
   // The verified final check with the highest median speedup, and its run closest to that median
   // (indices; -1 when nothing was verified).

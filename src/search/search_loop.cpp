@@ -63,9 +63,16 @@ class EventWriter : public SearchCallback {
   std::string run_;
 };
 
+// A proposal the search made itself: deeper tuning of an elite, once the proposer has nothing new.
+constexpr char kDeepen[] = "deepen";
+bool IsDeepening(const ProposalRecord& r) {
+  return r.request.value("by", "") == kDeepen;
+}
+
 struct Active {
   int index = 0;
   ProposalRecord record;
+  bool deepening = false;  // the search's own proposal: more of an elite's space
   bool unparented = false;
   bool awaiting_proposer = false;
   std::optional<Proposal> proposal;
@@ -128,6 +135,10 @@ class Scheduler {
   void StartBaseline();
   void Issue();
   void IssueOne(bool unparented);
+  bool ProposerDry() const;
+  const Elite* NextToDeepen() const;
+  bool IssueDeepening();
+  void PrimeWithStored(Active& a, TuneSettings& settings);
   ProposalRequest MakeRequest(int index, bool unparented);
   void Feed();
   void Handle(Event e);
@@ -172,6 +183,14 @@ class Scheduler {
   int judge_pending_ = 0;   // submitted and not back
   int unparented_out_ = 0;  // requests without a parent awaiting the proposer
   int consecutive_empty_ = 0;
+  // Deeper tuning, by kernel id: rounds given, the last round's gain, and whether its space is
+  // spent (nothing left to ask).
+  struct Deepened {
+    int rounds = 0;
+    double last_gain = 0;
+    bool exhausted = false;
+  };
+  std::map<std::string, Deepened> deepened_;
   bool stopping_ = false;
   std::string tool_error_;
   SearchResult result_;
@@ -247,9 +266,11 @@ std::string Scheduler::StopReason() const {
   if (BudgetIssued()) return "budget spent";
   if (OutOfTime()) return "time budget spent";
   if (working) return "";
-  if (std::string why = proposer_.Exhausted(); !why.empty()) return why;
-  if (consecutive_empty_ >= s_.policy.max_empty_proposals)
-    return "the proposer had nothing new for any parent";
+  if (ProposerDry() && !NextToDeepen()) {
+    std::string why = proposer_.Exhausted();
+    if (why.empty()) why = "the proposer had nothing new for any parent";
+    return "nothing left to try: " + why + ", and every elite's space is tuned through";
+  }
   if (archive_.empty() && proposer_.UnparentedLeft() == 0)
     return "no correct configuration of the baseline or any template to build on";
   return "";
@@ -311,12 +332,27 @@ void Scheduler::Restore() {
   for (const ProposalRecord& r : records) {
     next_index_ = std::max(next_index_, r.index + 1);
     if (r.proposal) kernel_ids_.insert(KernelId(r.proposal->kernel));
-    if (r.index > 0) proposer_.Observe(r);
+    if (r.index > 0 && !IsDeepening(r)) {
+      proposer_.Observe(r);
+      // The proposals in a row that gave nothing, as the run left them (in asking order, exact
+      // with one in flight): a dry proposer is not asked its 25 again before deeper tuning.
+      if (r.state == ProposalState::kNothingNew || r.state == ProposalState::kBadReply)
+        ++consecutive_empty_;
+      else if (r.proposal)
+        consecutive_empty_ = 0;
+    }
+    if (IsDeepening(r) && r.Final() && r.proposal) {  // deeper tuning given so far, in order
+      Deepened& d = deepened_[KernelId(r.proposal->kernel)];
+      ++d.rounds;
+      d.last_gain = r.outcome.value("gain", 0.0);
+      d.exhausted = d.exhausted || r.outcome.value("evaluations", 0) == 0;
+    }
   }
   // The proposer's credit, told again in the order the proposals finished.
   std::vector<const ProposalRecord*> finished;
   for (const ProposalRecord& r : records)
-    if (r.index > 0 && r.Final() && r.outcome.contains("grade")) finished.push_back(&r);
+    if (r.index > 0 && !IsDeepening(r) && r.Final() && r.outcome.contains("grade"))
+      finished.push_back(&r);
   std::sort(finished.begin(), finished.end(), [](const ProposalRecord* a, const ProposalRecord* b) {
     return a->done_seq < b->done_seq;
   });
@@ -341,6 +377,7 @@ void Scheduler::Restore() {
       auto a = std::make_unique<Active>();
       a->index = r.index;
       a->record = r;
+      a->deepening = IsDeepening(r);
       a->trail = r.outcome.value("proposer", nlohmann::json::object());
       active_[r.index] = std::move(a);
       Accept(*active_[r.index], *r.proposal);
@@ -431,6 +468,81 @@ void Scheduler::Issue() {
     if (!unparented && archive_.empty()) break;  // wait for the baseline to seed the archive
     IssueOne(unparented);
   }
+  // The proposer has nothing new: the budget goes to deeper tuning of the archive's elites.
+  while (ProposerDry() && working() < std::max(1, s_.policy.in_flight) && !BudgetIssued() &&
+         IssueDeepening()) {
+  }
+}
+
+bool Scheduler::ProposerDry() const {
+  return consecutive_empty_ >= s_.policy.max_empty_proposals || !proposer_.Exhausted().empty();
+}
+
+// The elite whose template most deserves more evaluations: a fast cell first, one whose last
+// deeper tuning improved it doubly so, each round given to a kernel halving its claim; never a
+// kernel being tuned now, one without parameters, or one whose space is spent.
+const Elite* Scheduler::NextToDeepen() const {
+  std::set<std::string> busy;
+  for (const auto& [index, a] : active_)
+    if (a->tuning) busy.insert(a->kernel_id);
+  const Elite* chosen = nullptr;
+  double best = -1;
+  for (const auto& [cell, e] : archive_.cells()) {
+    if (e.kernel.params.empty() || busy.count(e.kernel_id)) continue;
+    auto d = deepened_.find(e.kernel_id);
+    Deepened state = d == deepened_.end() ? Deepened{} : d->second;
+    if (state.exhausted) continue;
+    double claim = e.speedup * (state.last_gain > 0 ? 2 : 1) / (1 << std::min(state.rounds, 20));
+    if (claim > best) {
+      best = claim;
+      chosen = &e;
+    }
+  }
+  return chosen;
+}
+
+bool Scheduler::IssueDeepening() {
+  const Elite* elite = NextToDeepen();
+  if (!elite) return false;
+  auto a = std::make_unique<Active>();
+  a->index = next_index_++;
+  a->deepening = true;
+  a->record.index = a->index;
+  a->record.state = ProposalState::kIssued;
+  a->record.request = {
+      {"by", kDeepen},
+      {"seed", ProposalSeed(s_.policy.seed, a->index)},
+      {"parent",
+       {{"kernel_id", elite->kernel_id}, {"cell", elite->cell}, {"speedup", elite->speedup}}},
+      {"inspirations", nlohmann::json::array()},
+      {"target_cell", nullptr}};
+  Proposal p;
+  p.kernel = elite->kernel;
+  const std::string prefix = "deeper tuning of ";
+  p.origin = elite->origin.rfind(prefix, 0) == 0 ? elite->origin : prefix + elite->origin;
+  p.parent_kernel_id = elite->kernel_id;
+  p.parent_cell = elite->cell;
+  p.mutations = elite->mutations;
+  p.notes = "the proposer had nothing new: more of this elite's parameter space";
+  Active& ref = *a;
+  active_[a->index] = std::move(a);
+  Accept(ref, p);
+  return true;
+}
+
+// A deeper tuning starts where its kernel's earlier tuning left off: every configuration of the
+// kernel that other proposals of the run had judged is told to its tuner (none is asked again),
+// and its budget is `tune_budget` more. Its own stored verdicts (a resumed run) are asked again
+// and answered from the store, as any proposal's are, so a seed gives one order.
+void Scheduler::PrimeWithStored(Active& a, TuneSettings& settings) {
+  std::vector<StoredEvaluation> known;
+  for (StoredEvaluation& e : store_.RunEvaluations(s_.run)) {
+    if (e.purpose != "search" || e.kernel_id != a.kernel_id || e.proposal == a.index) continue;
+    known.push_back(std::move(e));
+  }
+  settings.budget = {static_cast<int>(known.size()) + s_.policy.tune_budget, 0};
+  a.tuning = std::make_unique<TuneTemplate>(a.proposal->kernel, settings);
+  for (const StoredEvaluation& e : known) a.tuning->Tell(e.config, MeasurementOf(e.evaluation));
 }
 
 void Scheduler::IssueOne(bool unparented) {
@@ -473,7 +585,10 @@ void Scheduler::Accept(Active& a, const Proposal& p) {
   settings.budget = {s_.policy.tune_budget, 0};
   settings.seed = ProposalSeed(s_.policy.seed, a.index, kTuneSalt);
   try {
-    a.tuning = std::make_unique<TuneTemplate>(a.proposal->kernel, settings);
+    if (a.deepening)
+      PrimeWithStored(a, settings);
+    else
+      a.tuning = std::make_unique<TuneTemplate>(a.proposal->kernel, settings);
     a.feed = std::make_unique<TuningFeed>(*a.tuning);
   } catch (const std::exception& e) {
     a.record.proposal = p;
@@ -654,6 +769,14 @@ void Scheduler::Complete(Active& a) {
     outcome["device"] = e.device;
   }
   if (a.proposal->parent_cell) outcome["beat_parent"] = offer.beat_parent;
+  if (a.deepening) {
+    Deepened& d = deepened_[a.kernel_id];
+    ++d.rounds;
+    d.last_gain = outcome.value("gain", 0.0);
+    const TuningSession* session = a.tuning->session();
+    d.exhausted = a.evaluations == 0 || !session ||
+                  session->evaluations() >= static_cast<int>(a.tuning->space()->size());
+  }
   Finish(a, ProposalState::kDone, outcome);
 }
 
@@ -663,7 +786,7 @@ void Scheduler::Finish(Active& a, ProposalState state, nlohmann::json outcome) {
   if (!a.trail.empty()) a.record.outcome["proposer"] = a.trail;
   if (a.proposal) a.record.proposal = a.proposal;
   for (SearchCallback* c : callbacks_) c->OnProposal(a.record);
-  if (a.index > 0 && a.record.outcome.contains("grade")) proposer_.Credit(a.record);
+  if (a.index > 0 && !a.deepening && a.record.outcome.contains("grade")) proposer_.Credit(a.record);
   active_.erase(a.index);  // `a` is gone after this
 }
 

@@ -21,6 +21,7 @@
 #include "search/run_summary.hpp"
 #include "search/search_loop.hpp"
 #include "store/store.hpp"
+#include "tune/space.hpp"
 
 namespace kf {
 namespace {
@@ -447,6 +448,114 @@ TEST(SearchLoop, ATimeBudgetDropsTheQueueInsteadOfWaitingForIt) {
   EXPECT_GT(judge.cancelled(), 0);
   EXPECT_EQ(r.evaluations, judge.judged()) << "a dropped candidate is not charged";
   EXPECT_EQ(store->RunEvaluations("r").size(), static_cast<size_t>(judge.judged()));
+}
+
+// A proposer with one template and nothing after it: the search must spend the rest itself.
+class OneTemplateProposer : public Proposer {
+ public:
+  explicit OneTemplateProposer(const Task& task) : task_(task) {}
+  std::string name() const override { return "one"; }
+  ProposalOutcome Propose(const ProposalRequest& r) override {
+    if (r.parent) return ProposalOutcome::NothingNew("nothing more");
+    given_ = true;
+    Proposal p;
+    p.kernel = LoadKernelFile(task_.PathOf("rope_vec8.cl"));
+    p.origin = "template rope_vec8.cl";
+    return ProposalOutcome::Ok(p);
+  }
+  int UnparentedLeft() const override { return given_ ? 0 : 1; }
+
+ private:
+  const Task& task_;
+  bool given_ = false;
+};
+
+SearchResult SearchOneTemplate(Store& store, Judge& judge, const SearchSettings& s) {
+  Task task = Rope();
+  DescriptorSpace descriptors = DescriptorSpace::Load(KF_DESCRIPTORS);
+  OneTemplateProposer proposer(task);
+  store.OpenRun({s.run, task.name, s.devices, {}, ""});
+  return RunSearch(task, proposer, judge, store, descriptors, s);
+}
+
+int DeepeningProposals(Store& store, const std::string& run) {
+  int n = 0;
+  for (const ProposalRecord& p : store.RunProposals(run))
+    n +=
+        p.request.value("by", "") == "deepen" && p.Final() && p.outcome.value("evaluations", 0) > 0;
+  return n;
+}
+
+// The proposer runs dry after one template: the budget goes to deeper tuning of the elites,
+// each round starting where the kernel's tuning left off (nothing asked twice: a fresh run
+// answers nothing from the store).
+TEST(SearchLoop, AProposerThatRunsDryLeavesItsBudgetToDeeperTuningOfTheElites) {
+  TempStore a, b;
+  SyntheticJudge ja, jb;
+  auto sa = OpenStore(a.path), sb = OpenStore(b.path);
+  SearchResult r = SearchOneTemplate(*sa, ja, Settings("r", 15));
+  EXPECT_EQ(r.stop_reason, "budget spent");
+  EXPECT_EQ(r.evaluations, 15);
+  EXPECT_EQ(r.judged_now, 15);
+  EXPECT_EQ(r.from_store, 0) << "a deeper tuning asked for a configuration judged before";
+  std::vector<std::string> seq = Sequence(*sa, "r");
+  EXPECT_EQ(std::set<std::string>(seq.begin(), seq.end()).size(), seq.size()) << "no repeats";
+  EXPECT_GE(DeepeningProposals(*sa, "r"), 2);
+  // The deepening is the search's own: deterministic for a seed.
+  SearchOneTemplate(*sb, jb, Settings("r", 15));
+  EXPECT_EQ(Sequence(*sb, "r"), seq);
+}
+
+// With budget to spare, every configuration of every elite's space is judged once, and the
+// run then says that nothing is left.
+TEST(SearchLoop, ARunStopsEarlyOnlyWhenEveryElitesSpaceIsTunedThrough) {
+  TempStore a;
+  SyntheticJudge judge;
+  auto store = OpenStore(a.path);
+  SearchSettings s = Settings("r", 1000);
+  SearchResult r = SearchOneTemplate(*store, judge, s);
+  EXPECT_EQ(r.stop_reason.rfind("nothing left to try: ", 0), 0u) << r.stop_reason;
+  Task task = Rope();
+  std::map<std::string, std::set<std::string>> judged;  // kernel id -> configurations
+  for (const StoredEvaluation& e : store->RunEvaluations("r"))
+    EXPECT_TRUE(judged[e.kernel_id].insert(ConfigToString(e.config)).second)
+        << ConfigToString(e.config) << " judged twice";
+  for (const auto& [cell, e] : r.archive.cells()) {
+    size_t space = SearchSpace::FromKernel(e.kernel, s.device_env).size();
+    EXPECT_EQ(judged[e.kernel_id].size(), space) << e.origin << " was not tuned through";
+  }
+  EXPECT_LT(r.evaluations, 1000);
+}
+
+// A run killed in the middle of a deeper tuning resumes it: nothing judged twice, and with one
+// proposal in flight the same sequence as a run never killed.
+TEST(SearchLoop, AStoppedRunResumesItsDeeperTuning) {
+  TempStore whole, killed;
+  SyntheticJudge judge;
+  auto full = OpenStore(whole.path);
+  SearchOneTemplate(*full, judge, Settings("r", 15));
+  SyntheticJudge dies(1, false, 10);  // past the template's tuning, inside a deeper round
+  EXPECT_THROW(SearchOneTemplate(*OpenStore(killed.path), dies, Settings("r", 15)),
+               std::runtime_error);
+  SyntheticJudge again;
+  auto store = OpenStore(killed.path);
+  SearchResult resumed = SearchOneTemplate(*store, again, Settings("r", 15));
+  EXPECT_EQ(resumed.evaluations, 15);
+  EXPECT_EQ(again.judged(), 5);
+  EXPECT_EQ(Sequence(*store, "r"), Sequence(*full, "r"));
+}
+
+// A time budget with a proposer that has run dry is spent judging, not ended early.
+TEST(SearchLoop, ATimeBudgetWithADryProposerKeepsJudgingUntilItIsSpent) {
+  TempStore a;
+  SyntheticJudge judge(1, true, -1, std::chrono::milliseconds(60));
+  auto store = OpenStore(a.path);
+  SearchSettings s = Settings("r", 100000);
+  s.policy.seconds = 1.0;
+  SearchResult r = SearchOneTemplate(*store, judge, s);
+  EXPECT_EQ(r.stop_reason, "time budget spent");
+  EXPECT_GE(r.seconds, s.policy.seconds);
+  EXPECT_GE(DeepeningProposals(*store, "r"), 1);
 }
 
 TEST(SearchLoop, ProposalSeedsAreDistinctStreams) {

@@ -714,7 +714,7 @@
       ["repaired replies", llm.repaired_replies === undefined ? undefined : fmtInt(llm.repaired_replies)],
       ["meta versions", llm.meta_versions === undefined ? undefined : fmtInt(llm.meta_versions)],
     ].concat(byModel.map(m => ["\u2003" + (m || "(unnamed)"), plural(llm.by_model[m].requests | 0, "request") + ", " + fmtCost(llm.by_model[m].cost)]))),
-    proposalStates());
+    proposalStates(), budgetSplit());
     return h("section", { id: "kf-sec-run", class: "kf-section kf-header" },
       h("div", { class: "kf-title-row" }, h("h1", { text: str(info.name) || "run" }), status(),
         S.mode === "serve" ? h("a", { class: "kf-back", href: "/", text: "all runs" }) : null),
@@ -734,6 +734,13 @@
     const v = S.run.proposal_states;
     if (!v || typeof v !== "object" || !Object.keys(v).length) return null;
     return h("div", { class: "kf-verdict-totals" }, h("h4", { text: "Proposals" }), Object.keys(v).map(k => h("span", { class: "kf-chip", text: k + " " + fmtInt(v[k]) })));
+  }
+  // Where the search's evaluations went: new kernels, tuning them, deeper tuning of elites.
+  function budgetSplit() {
+    const v = S.run.budget;
+    if (!v || typeof v !== "object" || !Object.keys(v).length) return null;
+    const words = { new_kernels: "new kernels", tuning: "tuning proposals", deeper_tuning: "deeper tuning of elites" };
+    return h("div", { class: "kf-verdict-totals" }, h("h4", { text: "Evaluations" }), Object.keys(words).filter(k => isNum(v[k])).map(k => h("span", { class: "kf-chip", text: words[k] + " " + fmtInt(v[k]) })));
   }
   function flatten(obj, prefix, out) {
     out = out || [];
