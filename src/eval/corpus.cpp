@@ -49,6 +49,8 @@ std::vector<CorpusEntry> LoadCorpus(const std::string& manifest, Language langua
     } else {
       add_status(*status);
     }
+    if (const toml::node* task = field("task"); task && task->is_string())
+      e.task = task->as_string()->get();
     if (const toml::node* reason = field("reason"); reason && reason->is_string())
       e.reason = reason->as_string()->get();
     out.push_back(std::move(e));

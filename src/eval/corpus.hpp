@@ -13,9 +13,10 @@ namespace kf {
 
 struct CorpusEntry {
   std::string name;
-  std::string path;              // the kernel file for the chosen language
-  std::vector<Status> statuses;  // any of these is right
-  std::string reason;            // a substring the reason must contain ("" = any)
+  std::string task = "rope_llama3";  // the bundled task the kernel is judged on
+  std::string path;                  // the kernel file for the chosen language
+  std::vector<Status> statuses;      // any of these is right
+  std::string reason;                // a substring the reason must contain ("" = any)
 };
 
 // Reads the manifest; entries whose file does not exist for `language` are skipped. Throws

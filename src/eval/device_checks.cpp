@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "eval/device_workspace.hpp"
 #include "eval/evaluator.hpp"
@@ -130,10 +131,32 @@ std::optional<TimingStats> Evaluator::ReusedBaseline(DeviceWorkspace& ws, const 
   return baseline_timing_->stats;
 }
 
+void Evaluator::GhostReplay(DeviceWorkspace& ws, const std::function<void()>& run_reference,
+                            const Tolerance& tolerance, const std::string& where) {
+  ScrubReferences();
+  ws.PrepareCandidate();
+  Phase(EvalPhase::kHost, 1, "ghost");
+  Must(device_.Enqueue(*ghost_, ws.candidate_args(), Launch{{1}, {1}}), "the ghost replay");
+  run_reference();
+  LaunchInspection seen;
+  Must(ws.Inspect(false, tolerance, &seen), "inspecting the ghost replay");
+  for (size_t o = 0; o < ws.outputs().size(); ++o) {
+    const Figures& f = seen.outputs[o];
+    if (f.unwritten > 0 || f.nan_count > 0 || f.out_of_tol > 0 ||
+        f.bad_ratio() > tolerance.max_bad_ratio)
+      return;
+  }
+  throw ToolError(fmt::format(
+      "ghost replay: a kernel that does nothing passed the checks ({}): the harness leaked the "
+      "reference's output into the candidate's buffers; no verdict can be trusted",
+      where));
+}
+
 bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
                               const EvalSettings& settings, Evaluation& ev) {
   const DeviceInfo& info = device_.info();
   Figures figures;
+  bool ghost_replayed = false;
   for (const SizeSet& set : task_.check_sizes) {
     // One workspace per size set, kept between candidates and refilled with fresh inputs for
     // every seed: a kernel that keeps its result between launches returns the previous answer.
@@ -146,13 +169,17 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
       At("check", set.name, seed);
       const std::string where = Where(), launch_where = where + ", candidate launch";
       Must(ws.Draw(seed), "drawing inputs");
-      Launch ref_launch = MakeLaunch(reference_->kernel, reference_->config, ws.env());
-      ws.PrepareReference();
-      Phase(EvalPhase::kHost, 1, "reference");
-      Must(device_.Enqueue(*reference_->loaded, ws.reference_args(), ref_launch),
-           "the task's reference kernel");
-      // Where a first launch compiles, the reference's does so here, not in the candidate's time.
-      if (info.CompilesAtFirstLaunch()) Must(device_.Synchronize(), "the task's reference kernel");
+      const Launch ref_launch = MakeLaunch(reference_->kernel, reference_->config, ws.env());
+      // The reference runs after the candidate, so no result of it lies on the device while the
+      // candidate runs (a kernel could find it and copy it).
+      auto run_reference = [&]() {
+        Phase(EvalPhase::kHost, 1, "reference");
+        Must(ws.EnqueueReference(*reference_->loaded, ref_launch), "the task's reference kernel");
+      };
+      if (!ghost_replayed) {
+        GhostReplay(ws, run_reference, tolerance, where);
+        ghost_replayed = true;
+      }
       Launch launch;
       try {
         launch = MakeLaunch(kernel, config, ws.env());
@@ -169,6 +196,7 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
       };
       LaunchResult c = run_candidate();
       if (!c.status.ok()) return LaunchFailed(ev, c.status.message(), launch, info, launch_where);
+      run_reference();
       LaunchInspection seen;
       Must(ws.Inspect(have_previous, tolerance, &seen), "inspecting a launch");
       if (!seen.guard.empty()) return Fail(ev, Status::kIncorrect, seen.guard + " (" + where + ")");
@@ -215,7 +243,7 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
                                   differing, where));
         }
       }
-      ws.SwapReferences();
+      ws.KeepPrevious();
       have_previous = true;
     }
   }
@@ -234,14 +262,14 @@ bool Evaluator::TimeOnDevice(const Kernel& kernel, const Config& config, LoadedK
   Launch launch = MakeLaunch(kernel, config, ws.env());
   std::optional<TimingStats> baseline;
   if (!settings.interleave_baseline) baseline = ReusedBaseline(ws, settings);
-  ws.PrepareReference();
-  Phase(EvalPhase::kHost, 1, "reference");
-  Must(device_.Enqueue(*reference_->loaded, ws.reference_args(),
-                       MakeLaunch(reference_->kernel, reference_->config, ws.env())),
-       "the task's reference kernel");
   Timing t = TimeLaunches(&loaded, launch, ws, settings.interleave_baseline, settings);
   if (!t.error.empty())
     return LaunchFailed(ev, t.error, launch, info, where + ", candidate launch");
+  // The reference after the timed launches, for their re-check: never on the device beside them.
+  Phase(EvalPhase::kHost, 1, "reference");
+  Must(ws.EnqueueReference(*reference_->loaded,
+                           MakeLaunch(reference_->kernel, reference_->config, ws.env())),
+       "the task's reference kernel");
   ev.time = Summarize(t.candidate);
   ev.baseline_time = baseline ? *baseline : Summarize(t.baseline);
   if (t.early) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include "eval/inputs.hpp"
 #include "eval/workspace.hpp"
 
@@ -28,12 +30,17 @@ struct DeviceWorkspace::Buffer {
   size_t count = 0, bytes = 0;
   size_t before = 0, total = 0;  // the guard before the data is [0, before); the data follows
   BufferHandle whole = 0, view = 0;
-  BufferHandle ref = 0, ref_prev = 0, kept = 0, pristine = 0;
+  BufferHandle ref = 0, previous = 0, kept = 0, pristine = 0;
 
   Buffer(Device& d, const ArgSpec& a) : device(d), arg(a) {}
   ~Buffer() {
+    // Scrubbed before it is freed: a later allocation that lands on this memory finds nothing.
     if (view) device.Free(view);
-    for (BufferHandle h : {whole, ref, ref_prev, kept, pristine})
+    if (whole) (void)device.Fill(whole, 0, total);
+    for (BufferHandle h : {ref, previous, kept, pristine})
+      if (h) (void)device.Fill(h, 0, std::max<size_t>(bytes, 4));
+    (void)device.Synchronize();
+    for (BufferHandle h : {whole, ref, previous, kept, pristine})
       if (h) device.Free(h);
   }
   size_t after() const { return total - before - bytes; }
@@ -41,16 +48,14 @@ struct DeviceWorkspace::Buffer {
 
 DeviceWorkspace::DeviceWorkspace(Device& device, DeviceTools& tools, const Task& task,
                                  const SizeSet& set, bool checks)
-    : device_(device),
-      tools_(tools),
-      task_(task),
-      set_(set),
-      env_(SizesEnv(set.sizes)),
-      checks_(checks) {
+    : device_(device), tools_(tools), set_(set), env_(SizesEnv(set.sizes)), checks_(checks) {
   const size_t align = std::max<size_t>(device.ViewAlignment(), 4);
+  leak_for_test_ = std::getenv("KF_TEST_LEAK_REFERENCE") != nullptr;
+  // Scrubbed when allocated: a fresh allocation may land on memory an earlier kernel wrote.
   auto plain = [&](size_t bytes) {
     BufferHandle h = 0;
     Must(device_.Alloc(std::max<size_t>(bytes, 4), &h), "allocating a workspace buffer");
+    Must(tools_.Fill(h, 0, std::max<size_t>(bytes, 4), 0), "scrubbing a workspace buffer");
     return h;
   };
   for (size_t i = 0; i < task.args.size(); ++i) {
@@ -75,7 +80,7 @@ DeviceWorkspace::DeviceWorkspace(Device& device, DeviceTools& tools, const Task&
     if (a.role != ArgRole::kIn) {
       b->ref = plain(b->bytes);
       if (checks_) {
-        b->ref_prev = plain(b->bytes);
+        b->previous = plain(b->bytes);
         b->kept = plain(b->bytes);
       }
       outputs_.push_back(i);
@@ -122,12 +127,30 @@ DeviceStatus DeviceWorkspace::Draw(uint64_t seed) {
   return DeviceStatus::Ok();
 }
 
-void DeviceWorkspace::PrepareReference() {
+DeviceStatus DeviceWorkspace::EnqueueReference(LoadedKernel& reference, const Launch& launch) {
   for (size_t i : outputs_) {
     Buffer& b = *buffers_[i];
     if (b.arg.role == ArgRole::kInOut)
       Must(tools_.Copy(b.pristine, 0, b.ref, 0, b.bytes), "restoring an in-out buffer");
   }
+  references_dirty_ = true;
+  DeviceStatus s = device_.Enqueue(reference, reference_args_, launch);
+  if (s.ok() && leak_for_test_) {
+    for (size_t i : outputs_) {
+      Buffer& b = *buffers_[i];
+      Must(tools_.Copy(b.ref, 0, b.whole, b.before, b.bytes), "leaking the reference (test)");
+    }
+  }
+  return s;
+}
+
+void DeviceWorkspace::ScrubReferences() {
+  if (!references_dirty_) return;
+  for (size_t i : outputs_) {
+    Buffer& b = *buffers_[i];
+    Must(tools_.Fill(b.ref, 0, b.bytes, PoisonPattern(b.arg.dtype)), "scrubbing a reference");
+  }
+  references_dirty_ = false;
 }
 
 void DeviceWorkspace::PrepareCandidate() {
@@ -164,9 +187,9 @@ DeviceStatus DeviceWorkspace::Inspect(bool against_previous, const Tolerance& to
     Buffer& b = *buffers_[i];
     uint32_t poison = PoisonPattern(b.arg.dtype);
     compares.push_back(tools_.EnqueueCompare(b.ref, b.view, b.arg.dtype, b.count, tol, poison));
-    if (against_previous && b.ref_prev)
+    if (against_previous && b.previous)
       previous.push_back(
-          tools_.EnqueueCompare(b.ref_prev, b.view, b.arg.dtype, b.count, tol, poison));
+          tools_.EnqueueCompare(b.previous, b.view, b.arg.dtype, b.count, tol, poison));
   }
   if (DeviceStatus s = tools_.Collect(); !s.ok()) return s;
   for (auto [i, t] : drawn_hashes_) input_hashes_[i] = tools_.HashOf(t);
@@ -215,12 +238,11 @@ DeviceStatus DeviceWorkspace::DifferFromKept(int64_t* differing) {
   return DeviceStatus::Ok();
 }
 
-void DeviceWorkspace::SwapReferences() {
+void DeviceWorkspace::KeepPrevious() {
   for (size_t i : outputs_) {
     Buffer& b = *buffers_[i];
-    if (!b.ref_prev) continue;
-    std::swap(b.ref, b.ref_prev);
-    reference_args_[i].buffer = b.ref;
+    if (b.previous)
+      Must(tools_.Copy(b.whole, b.before, b.previous, 0, b.bytes), "keeping an output");
   }
 }
 

@@ -1,11 +1,14 @@
 #pragma once
 // One size set's buffers on the device, made once per executor and kept for every candidate it
 // judges: each argument's buffer between two guard zones (a patterned region before and after,
-// so a write out of bounds is seen), the reference's own outputs (and the previous seed's, to
-// name a result carried between launches), a copy of the outputs for the determinism check, and
-// in-out buffers' pristine contents. Inputs drawn from the generator are drawn again for every
+// so a write out of bounds is seen), the reference's own outputs, the candidate's previous output
+// (to name a result carried between launches), a copy of the outputs for the determinism check,
+// and in-out buffers' pristine contents. Inputs drawn from the generator are drawn again for every
 // seed on the device; inputs that do not depend on the seed (formulas, constants) are made once,
 // and every input's hash is checked after every candidate launch. Only figures cross the bus.
+// The reference runs after the candidate, and its outputs are scrubbed before the next candidate
+// launch: no reference result lies on the device while a candidate runs. Every buffer is scrubbed
+// when it is allocated and before it is freed.
 
 #include <memory>
 #include <string>
@@ -42,20 +45,24 @@ class DeviceWorkspace {
   // Fresh inputs from `seed`, and their hashes, enqueued: the hashes are read with the next
   // Inspect's figures (one round trip for both).
   DeviceStatus Draw(uint64_t seed);
-  // Enqueue what a launch needs first: the reference's in-out buffers from their pristine copy;
-  // the candidate's outputs poisoned and in-out buffers restored.
-  void PrepareReference();
+  // Enqueue what a candidate launch needs first: its outputs poisoned and in-out buffers restored.
   void PrepareCandidate();
-  const std::vector<KernelArg>& reference_args() const { return reference_args_; }
+  // Enqueues the reference (its in-out buffers restored from their pristine copy first) on this
+  // seed's inputs, into its own outputs; they count as dirty until ScrubReferences.
+  DeviceStatus EnqueueReference(LoadedKernel& reference, const Launch& launch);
+  // Enqueues the scrubbing of the reference's outputs if the reference ran since the last scrub;
+  // to be called before any candidate launch, on every workspace.
+  void ScrubReferences();
   const std::vector<KernelArg>& candidate_args() const { return candidate_args_; }
 
-  // Guards, input hashes and outputs against the reference, after a candidate launch.
+  // Guards, input hashes and outputs against the reference (which ran after the candidate),
+  // and against the candidate's previous output when asked.
   DeviceStatus Inspect(bool against_previous, const Tolerance& tol, LaunchInspection* out);
   // The determinism check: keep the outputs, launch again, count the elements that differ.
   void KeepOutputs();
   DeviceStatus DifferFromKept(int64_t* differing);
-  // This seed's reference becomes the previous one.
-  void SwapReferences();
+  // This seed's output becomes the previous one (the candidate's own, judged correct).
+  void KeepPrevious();
 
   // One element of an output or of its reference, for a reason string (a small read).
   double OutputElement(size_t output, int64_t index, bool reference);
@@ -67,7 +74,6 @@ class DeviceWorkspace {
  private:
   Device& device_;
   DeviceTools& tools_;
-  const Task& task_;
   SizeSet set_;
   Env env_;
   bool checks_;
@@ -76,6 +82,10 @@ class DeviceWorkspace {
   std::vector<KernelArg> reference_args_, candidate_args_;
   std::vector<uint64_t> input_hashes_;                // per argument, inputs only
   std::vector<std::pair<size_t, int>> drawn_hashes_;  // tickets of the last Draw's hashes
+  bool references_dirty_ = false;                     // the reference ran since the last scrub
+  // Test-only ($KF_TEST_LEAK_REFERENCE): the harness bug the ghost replay exists to catch, the
+  // reference's output copied into the candidate's buffers.
+  bool leak_for_test_ = false;
 };
 
 }  // namespace kf

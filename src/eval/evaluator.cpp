@@ -8,6 +8,7 @@
 #include "eval/compare.hpp"
 #include "eval/device_tools.hpp"
 #include "eval/device_workspace.hpp"
+#include "eval/ghost_replay.hpp"
 #include "eval/precheck.hpp"
 #include "eval/verdict.hpp"
 #include "eval/workspace.hpp"
@@ -54,7 +55,16 @@ Evaluator::Evaluator(Device& device, const Task& task, const CompileCache& cache
   };
   reference_ = prepare(task.reference, "reference");
   baseline_ = prepare(task.baseline, "baseline");
+  CompileResult ghost =
+      CompileCached(device, cache, {GhostKernelSource(task, lang), kGhostEntry, {}});
+  std::string error;
+  if (ghost.ok) ghost_ = device.Load(ghost.artifact, &error);
+  if (!ghost_) throw ToolError("the ghost replay's kernel does not build: " + ghost.log + error);
   peak_ = ResolvePeakBandwidth(device, cache);
+}
+
+void Evaluator::ScrubReferences() {
+  for (auto& [name, ws] : workspaces_) ws->ScrubReferences();
 }
 
 double Evaluator::MeasureBaselineLaunchMs() {
@@ -173,6 +183,7 @@ bool Evaluator::Load(const RunRequest& request, int64_t group_size, Evaluation& 
 }
 
 void Evaluator::CandidatePhase(int launches, const Launch& launch) {
+  ScrubReferences();
   double compiling_s = 0;
   if (device_.info().CompilesAtFirstLaunch() && launched_blocks_.insert(launch.block).second)
     compiling_s = std::max(candidate_load_s_, 1e-3);

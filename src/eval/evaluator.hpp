@@ -5,14 +5,18 @@
 // determinism, a result carried between launches named), and time on a benchmark size set (cache
 // flushed before every launch; the baseline beside every launch or re-timed every so often, as
 // the request's settings say), re-checking the timed output and deriving speedup, bandwidth,
-// roofline fraction and plausibility. By default all of it happens on the device (inputs drawn
-// there, comparisons reduced there: only figures cross the bus, device_workspace.hpp); the host
-// path (inputs drawn and outputs compared on the host) stays as a debug mode and test oracle.
-// Every outcome of the candidate is an Evaluation; only failures of the task's own reference or
-// baseline, or of the tool, throw. Classifying the candidate is not the evaluator's business: it
-// hands back the artifact's listing for the search to classify.
+// roofline fraction and plausibility. The reference runs after the candidate, never beside it,
+// and a no-op "ghost" kernel is judged before the first candidate launch: if it passes, the
+// harness leaked the answer (a ToolError). By default all of it happens on the device (inputs
+// drawn there, comparisons reduced there: only figures cross the bus, device_workspace.hpp); the
+// host path (inputs drawn and outputs compared on the host) stays as a debug mode and test oracle.
+// Every outcome of the candidate is an Evaluation;
+// only failures of the task's own reference or baseline, or of the tool, throw. Classifying the
+// candidate is not the evaluator's business: it hands back the artifact's listing for the search to
+// classify.
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -102,6 +106,12 @@ class Evaluator {
   Timing TimeLaunches(LoadedKernel* candidate, const Launch& launch, DeviceWorkspace& ws,
                       bool with_baseline, const EvalSettings& s);
   std::optional<TimingStats> ReusedBaseline(DeviceWorkspace& ws, const EvalSettings& s);
+  // A no-op kernel with the candidate's signature where the candidate would run, judged as the
+  // candidate would be: throws ToolError if it passes (the harness leaked the answer).
+  void GhostReplay(DeviceWorkspace& ws, const std::function<void()>& run_reference,
+                   const Tolerance& tolerance, const std::string& where);
+  // Before any candidate launch: no workspace keeps a reference's output.
+  void ScrubReferences();
   DeviceWorkspace& WorkspaceOn(const SizeSet& set, bool checks);
   // On the host (host_checks.cpp): inputs drawn and outputs compared there.
   bool CheckOnHost(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
@@ -130,7 +140,8 @@ class Evaluator {
   const CompileCache& cache_;
   EvalOptions options_;
   std::unique_ptr<Prepared> reference_, baseline_;
-  EvalPlace place_;  // of the evaluation under way
+  std::unique_ptr<LoadedKernel> ghost_;  // the ghost replay's no-op (ghost_replay.hpp)
+  EvalPlace place_;                      // of the evaluation under way
   PeakBandwidth peak_;
   std::unique_ptr<DeviceTools> tools_;
   std::map<std::string, std::unique_ptr<DeviceWorkspace>> workspaces_;  // by size set

@@ -13,6 +13,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -48,10 +49,10 @@ std::vector<int> ChildProcesses() {
   return children;
 }
 
-ExecutorOptions FastOptions(const std::string& device) {
+ExecutorOptions FastOptions(const std::string& device, const std::string& task = "rope_llama3") {
   ExecutorOptions o;
   o.binary = kf::testing::KfBinary();
-  o.task = std::string(KF_TASKS) + "/rope_llama3";
+  o.task = std::string(KF_TASKS) + "/" + task;
   o.device = device;
   o.sizes = "ragged";  // time on a small set: these tests are about verdicts, not speed
   o.settings.warmup_runs = 1;
@@ -77,13 +78,39 @@ class Corpus : public ::testing::TestWithParam<const char*> {
       throw;
     }
     lang_ = std::string(GetParam()) == "cuda" ? Language::kCuda : Language::kOpenCL;
-    entries_ = LoadCorpus(std::string(KF_TEST_DATA) + "/corpus/corpus.toml", lang_);
+    for (CorpusEntry& e : LoadCorpus(std::string(KF_TEST_DATA) + "/corpus/corpus.toml", lang_))
+      (e.task == task_.name ? entries_ : other_entries_).push_back(std::move(e));
+  }
+
+  // A judge of `task` on this backend, its executors started with the environment as it is now.
+  std::unique_ptr<DeviceJudge> JudgeOf(const std::string& task) {
+    JudgeOptions options;
+    options.executor = FastOptions(GetParam(), task);
+    options.devices = {GetParam()};
+    options.build_jobs = 2;
+    // The judge keeps a reference to its task: the fixture owns it.
+    tasks_.push_back(std::make_unique<Task>(LoadTask(std::string(KF_TASKS) + "/" + task)));
+    return std::make_unique<DeviceJudge>(*tasks_.back(), options);
   }
 
   Task task_ = LoadTask(std::string(KF_TASKS) + "/rope_llama3");
   std::unique_ptr<DeviceJudge> judge_;
   Language lang_ = Language::kOpenCL;
-  std::vector<CorpusEntry> entries_;
+  std::vector<CorpusEntry> entries_;          // rope_llama3's
+  std::vector<CorpusEntry> other_entries_;    // other tasks' (the field's exploits)
+  std::vector<std::unique_ptr<Task>> tasks_;  // of the judges JudgeOf made
+};
+
+// An environment variable set for one test: the executors the test starts inherit it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
 };
 
 TEST_P(Corpus, EveryKernelGetsItsVerdictAndReason) {
@@ -97,6 +124,42 @@ TEST_P(Corpus, EveryKernelGetsItsVerdictAndReason) {
   for (const auto& f : r.failures) ADD_FAILURE() << f;
   EXPECT_EQ(r.evaluated, static_cast<int>(entries_.size()));
   EXPECT_GE(judge_->counters().restarts, 3);  // the loop and the crashes each cost an executor
+}
+
+// The field's exploits, each on its own task: copying the reference's output from where it lay.
+TEST_P(Corpus, TheFieldsExploitsGetTheirVerdicts) {
+  std::map<std::string, std::vector<StreamItem>> by_task;
+  for (const CorpusEntry& e : other_entries_) {
+    Kernel k = LoadKernelFile(e.path);
+    by_task[e.task].push_back({k, k.ResolveConfig({}), &e});
+  }
+  ASSERT_TRUE(by_task.count("gemm_f32"));
+  EXPECT_GE(by_task["gemm_f32"].size(), 1u);
+  for (const auto& [task, items] : by_task) {
+    std::unique_ptr<DeviceJudge> judge = JudgeOf(task);
+    StreamResult r = RunStream(*judge, items);
+    for (const auto& f : r.failures) ADD_FAILURE() << task << ": " << f;
+    // The task's own templates keep their precision: the probe passes them.
+    Task t = LoadTask(std::string(KF_TASKS) + "/" + task);
+    for (const std::string& f : t.templates[lang_]) {
+      Kernel k = LoadKernelFile(t.PathOf(f));
+      JudgeResult good = judge->Evaluate({k, k.ResolveConfig({})});
+      EXPECT_EQ(good.evaluation.status, Status::kOk) << f << ": " << good.evaluation.reason;
+    }
+  }
+}
+
+// A harness that leaks the reference's output into the candidate's buffers (a test-only switch)
+// is caught by the ghost replay: the run stops with an error, whatever the candidate.
+TEST_P(Corpus, TheGhostReplayStopsALeakingHarness) {
+  ScopedEnv leak("KF_TEST_LEAK_REFERENCE", "1");
+  std::unique_ptr<DeviceJudge> judge = JudgeOf(task_.name);
+  Kernel nothing = LoadKernelFile(std::string(KF_TEST_DATA) + "/corpus/writes_nothing" +
+                                  (lang_ == Language::kCuda ? ".cu" : ".cl"));
+  JudgeResult r = judge->Evaluate({nothing, nothing.ResolveConfig({})});
+  EXPECT_NE(r.tool_error.find("ghost replay"), std::string::npos)
+      << "tool error: '" << r.tool_error << "', verdict " << StatusName(r.evaluation.status) << ": "
+      << r.evaluation.reason;
 }
 
 TEST_P(Corpus, StreamOfHundredsKeepsEveryGoodKernelOkAndLeavesNoExecutor) {

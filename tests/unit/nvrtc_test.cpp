@@ -9,7 +9,9 @@
 #include "backend/cuda/cuda_api.hpp"
 #include "core/task.hpp"
 #include "core/task_library.hpp"
+#include "eval/corpus.hpp"
 #include "eval/device_tools_source.hpp"
+#include "eval/ghost_replay.hpp"
 
 namespace kf {
 namespace {
@@ -125,6 +127,29 @@ TEST_F(Nvrtc, DefinesReachTheSource) {
       "extern \"C\" __global__ void f(float* x) { static_assert(BLOCK == 128, \"BLOCK\"); }";
   EXPECT_TRUE(cuda::CompileCuda(*nvrtc_, src, "f", {{"BLOCK", "128"}}, 90).ok);
   EXPECT_FALSE(cuda::CompileCuda(*nvrtc_, src, "f", {{"BLOCK", "64"}}, 90).ok);
+}
+
+// The corpus's CUDA kernels that must build (all but the compile errors) and the ghost replay's
+// no-op for every bundled task build for sm_90a.
+TEST_F(Nvrtc, CompilesTheCorpusAndTheGhosts) {
+  auto compiles = [&](const std::string& what, const std::string& source, const std::string& entry,
+                      const Config& config) {
+    cuda::NvrtcOutput out =
+        cuda::CompileCuda(*nvrtc_, source, entry, {config.begin(), config.end()}, 90);
+    EXPECT_TRUE(out.ok) << what << ":\n" << out.log;
+  };
+  std::vector<CorpusEntry> corpus =
+      LoadCorpus(std::string(KF_TEST_DATA) + "/corpus/corpus.toml", Language::kCuda);
+  int built = 0;
+  for (const CorpusEntry& e : corpus) {
+    if (e.statuses.size() == 1 && e.statuses[0] == Status::kCompileError) continue;
+    Kernel k = LoadKernelFile(e.path);
+    compiles(e.path, k.source, k.entry, k.ResolveConfig({}));
+    ++built;
+  }
+  EXPECT_GE(built, 3);
+  for (const Task& t : BundledTasks())
+    compiles("ghost of " + t.name, GhostKernelSource(t, Language::kCuda), kGhostEntry, {});
 }
 
 }  // namespace
