@@ -680,13 +680,20 @@ Task TaskFromTable(const toml::table& root, const std::string& dir, const std::s
   TaskReader r(file);
   r.CheckKeys(root,
               {"name", "op_class", "description", "sizes", "settings", "args", "check", "bench",
-               "tolerance", "cost", "kernels"},
+               "tolerance", "cost", "kernels", "precision"},
               "");
   Task task;
   task.dir = dir;
   task.name = r.String(root, "name", "name");
   task.op_class = r.String(root, "op_class", "op_class");
   task.description = r.String(root, "description", "description", "");
+  task.precision = r.String(root, "precision", "precision", "");
+  if (!task.precision.empty() &&
+      !std::set<std::string>{"fp32", "tf32", "fp16-accumulate-fp32", "bf16-accumulate-fp32"}.count(
+          task.precision)) {
+    r.Fail(root.get("precision"), "precision",
+           "expected \"fp32\", \"tf32\", \"fp16-accumulate-fp32\" or \"bf16-accumulate-fp32\"");
+  }
 
   Names names = ParseNames(r, root);
   task.size_names = names.sizes;

@@ -85,6 +85,10 @@ struct Task {
   ToleranceRule tolerance;
   Expr min_bytes;
   std::optional<Expr> flops;
+  // The arithmetic a candidate may use ("fp32", "tf32", "fp16-accumulate-fp32",
+  // "bf16-accumulate-fp32"); "" leaves it open. The evaluator probes for less
+  // (precision_probe.hpp).
+  std::string precision;
   std::map<Language, std::string> reference;  // language → file name inside dir
   std::map<Language, std::string> baseline;
   std::map<Language, std::vector<std::string>> templates;

@@ -123,8 +123,9 @@ Evaluation Evaluator::Evaluate(const RunRequest& request, std::string* listing) 
               timed("check",
                     [&] {
                       candidate_load_s_ = ev.phase_ms["load"] * 1e-3;
-                      return on_host ? CheckOnHost(kernel, config, *loaded, settings, ev)
-                                     : CheckOnDevice(kernel, config, *loaded, settings, ev);
+                      return ProbePrecision(kernel, config, *loaded, ev) &&
+                             (on_host ? CheckOnHost(kernel, config, *loaded, settings, ev)
+                                      : CheckOnDevice(kernel, config, *loaded, settings, ev));
                     }) &&
               timed("time", [&] {
                 return on_host ? TimeOnHost(kernel, config, *loaded, bench, settings, ev)

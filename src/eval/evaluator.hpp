@@ -5,7 +5,8 @@
 // determinism, a result carried between launches named), and time on a benchmark size set (cache
 // flushed before every launch; the baseline beside every launch or re-timed every so often, as
 // the request's settings say), re-checking the timed output and deriving speedup, bandwidth,
-// roofline fraction and plausibility. The reference runs after the candidate, never beside it,
+// roofline fraction and plausibility. A task that pins its precision has the candidate probed
+// for less first (precision_probe.hpp). The reference runs after the candidate, never beside it,
 // and a no-op "ghost" kernel is judged before the first candidate launch: if it passes, the
 // harness leaked the answer (a ToolError). By default all of it happens on the device (inputs
 // drawn there, comparisons reduced there: only figures cross the bus, device_workspace.hpp); the
@@ -98,6 +99,9 @@ class Evaluator {
   // Each step returns false with the verdict in `ev` when the candidate failed it.
   bool Load(const RunRequest& request, int64_t group_size, Evaluation& ev,
             std::unique_ptr<LoadedKernel>* loaded, std::string* listing);
+  // Whether the candidate computes in the task's precision (precision_probe.cpp).
+  bool ProbePrecision(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
+                      Evaluation& ev);
   // On the device (device_checks.cpp).
   bool CheckOnDevice(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
                      const EvalSettings& s, Evaluation& ev);
