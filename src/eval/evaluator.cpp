@@ -61,6 +61,7 @@ Evaluator::Evaluator(Device& device, const Task& task, const CompileCache& cache
   if (ghost.ok) ghost_ = device.Load(ghost.artifact, &error);
   if (!ghost_) throw ToolError("the ghost replay's kernel does not build: " + ghost.log + error);
   peak_ = ResolvePeakBandwidth(device, cache);
+  peak_compute_ = ResolvePeakCompute(device, cache);
 }
 
 void Evaluator::ScrubReferences() {
@@ -212,7 +213,26 @@ bool Evaluator::Derive(const Env& sizes, Evaluation& ev) {
       }
     }
   }
-  return true;
+  return CheckComputeFloor(sizes, ev);
+}
+
+bool Evaluator::CheckComputeFloor(const Env& sizes, Evaluation& ev) {
+  const double peak_gflops = peak_compute_.Max();
+  if (!task_.flops || ev.time->min_ms <= 0 || peak_gflops <= 0) return true;
+  const double flops = task_.flops->Eval(sizes);
+  const double best_gflops = flops / (ev.time->min_ms * 1e-3) / 1e9;
+  const double margin = device_.info().device_class == DeviceClass::kCpu
+                            ? options_.cpu_compute_margin
+                            : options_.compute_margin;
+  if (best_gflops <= peak_gflops * margin) return true;
+  std::string classes;
+  for (const auto& [name, g] : peak_compute_.gflops)
+    classes += fmt::format("{}{} {:.1f}", classes.empty() ? "" : ", ", name, g);
+  return Fail(ev, Status::kImplausible,
+              fmt::format("{:.1f} GFLOP/s at the fastest run exceeds the device's peak {:.1f} "
+                          "GFLOP/s ({}; {}) by more than {:.2f}x: the kernel cannot have done the "
+                          "task's {:.3g} FLOPs (under the FLOP floor)",
+                          best_gflops, peak_gflops, classes, peak_compute_.source, margin, flops));
 }
 
 }  // namespace kf

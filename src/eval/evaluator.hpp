@@ -5,13 +5,13 @@
 // determinism, a result carried between launches named), and time on a benchmark size set (cache
 // flushed before every launch; the baseline beside every launch or re-timed every so often, as
 // the request's settings say), re-checking the timed output and deriving speedup, bandwidth,
-// roofline fraction and plausibility. A task that pins its precision has the candidate probed
-// for less first (precision_probe.hpp). The reference runs after the candidate, never beside it,
-// and a no-op "ghost" kernel is judged before the first candidate launch: if it passes, the
-// harness leaked the answer (a ToolError). By default all of it happens on the device (inputs
-// drawn there, comparisons reduced there: only figures cross the bus, device_workspace.hpp); the
-// host path (inputs drawn and outputs compared on the host) stays as a debug mode and test oracle.
-// Every outcome of the candidate is an Evaluation;
+// roofline fraction and plausibility (under the bytes or the FLOP floor: implausible). A task
+// that pins its precision has the candidate probed for less first (precision_probe.hpp). The
+// reference runs after the candidate, never beside it, and a no-op "ghost" kernel is judged
+// before the first candidate launch: if it passes, the harness leaked the answer (a ToolError). By
+// default all of it happens on the device (inputs drawn there, comparisons reduced there: only
+// figures cross the bus, device_workspace.hpp); the host path (inputs drawn and outputs compared on
+// the host) stays as a debug mode and test oracle. Every outcome of the candidate is an Evaluation;
 // only failures of the task's own reference or baseline, or of the tool, throw. Classifying the
 // candidate is not the evaluator's business: it hands back the artifact's listing for the search to
 // classify.
@@ -31,6 +31,7 @@
 #include "core/task.hpp"
 #include "eval/bandwidth.hpp"
 #include "eval/compile_cache.hpp"
+#include "eval/compute_peak.hpp"
 
 namespace kf {
 
@@ -68,6 +69,10 @@ struct EvalOptions {
   // is a tight ceiling; a CPU device's, measured on a machine shared with other work, is loose.
   double plausibility_margin = 1.25;
   double cpu_plausibility_margin = 3.0;
+  // The same for the peak arithmetic rate: measured with plain MMA or FMA loops, which a tuned
+  // kernel (Hopper's wgmma, say) may outrun by a good deal, so the factor is wider.
+  double compute_margin = 2.0;
+  double cpu_compute_margin = 3.0;
   EvalObserver* observer = nullptr;  // not owned; may be null
 };
 
@@ -84,6 +89,7 @@ class Evaluator {
     return Evaluate(RunRequest{{kernel, config}, std::nullopt});
   }
   const PeakBandwidth& peak_bandwidth() const { return peak_; }
+  const PeakCompute& peak_compute() const { return peak_compute_; }
   // Median time of one baseline launch at the benchmark sizes (a few runs), for deadlines.
   double MeasureBaselineLaunchMs();
 
@@ -122,8 +128,10 @@ class Evaluator {
                    const EvalSettings& s, Evaluation& ev);
   bool TimeOnHost(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
                   const SizeSet& bench, const EvalSettings& s, Evaluation& ev);
-  // Speedup, bandwidth, roofline fraction; false (implausible) past the physics floor.
+  // Speedup, bandwidth, roofline fraction; false (implausible) past the physics floor: the
+  // bytes over the peak bandwidth, then the FLOPs over the peak arithmetic rate.
   bool Derive(const Env& sizes, Evaluation& ev);
+  bool CheckComputeFloor(const Env& sizes, Evaluation& ev);
   // Moves to a step (at a size set and seed, once inputs are drawn), and says where it is now.
   void At(std::string step, std::string sizes = "", std::optional<uint64_t> seed = std::nullopt) {
     place_ = {std::move(step), std::move(sizes), seed, ""};
@@ -147,6 +155,7 @@ class Evaluator {
   std::unique_ptr<LoadedKernel> ghost_;  // the ghost replay's no-op (ghost_replay.hpp)
   EvalPlace place_;                      // of the evaluation under way
   PeakBandwidth peak_;
+  PeakCompute peak_compute_;
   std::unique_ptr<DeviceTools> tools_;
   std::map<std::string, std::unique_ptr<DeviceWorkspace>> workspaces_;  // by size set
   // The baseline's timing at the benchmark sizes, reused between candidates.

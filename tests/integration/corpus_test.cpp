@@ -163,6 +163,18 @@ TEST_P(Corpus, TheGhostReplayStopsALeakingHarness) {
       << r.evaluation.reason;
 }
 
+// A correct kernel timed under its task's FLOP floor is implausible: the device's peak rate is
+// set low ($KF_PEAK_GFLOPS) so that gemm_f32's own baseline runs under it.
+TEST_P(Corpus, AKernelUnderItsTasksFlopFloorIsImplausible) {
+  ScopedEnv peak("KF_PEAK_GFLOPS", "0.001");
+  std::unique_ptr<DeviceJudge> judge = JudgeOf("gemm_f32");
+  Task gemm = LoadTask(std::string(KF_TASKS) + "/gemm_f32");
+  Kernel k = LoadKernelFile(gemm.PathOf(lang_ == Language::kCuda ? "baseline.cu" : "baseline.cl"));
+  JudgeResult r = judge->Evaluate({k, k.ResolveConfig({})});
+  EXPECT_EQ(r.evaluation.status, Status::kImplausible) << r.evaluation.reason << r.tool_error;
+  EXPECT_NE(r.evaluation.reason.find("FLOP floor"), std::string::npos) << r.evaluation.reason;
+}
+
 TEST_P(Corpus, StreamOfHundredsKeepsEveryGoodKernelOkAndLeavesNoExecutor) {
   Task task = LoadTask(std::string(KF_TASKS) + "/rope_llama3");
   std::string ext = lang_ == Language::kCuda ? ".cu" : ".cl";

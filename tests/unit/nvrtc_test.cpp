@@ -9,6 +9,7 @@
 #include "backend/cuda/cuda_api.hpp"
 #include "core/task.hpp"
 #include "core/task_library.hpp"
+#include "eval/compute_peak.hpp"
 #include "eval/corpus.hpp"
 #include "eval/device_tools_source.hpp"
 #include "eval/ghost_replay.hpp"
@@ -129,9 +130,9 @@ TEST_F(Nvrtc, DefinesReachTheSource) {
   EXPECT_FALSE(cuda::CompileCuda(*nvrtc_, src, "f", {{"BLOCK", "64"}}, 90).ok);
 }
 
-// The corpus's CUDA kernels that must build (all but the compile errors) and the ghost replay's
-// no-op for every bundled task build for sm_90a.
-TEST_F(Nvrtc, CompilesTheCorpusAndTheGhosts) {
+// The corpus's CUDA kernels that must build (all but the compile errors), the ghost replay's no-op
+// for every bundled task, and the peak-rate kernels (FMA, fp16/bf16/TF32 MMA) build for sm_90a.
+TEST_F(Nvrtc, CompilesTheCorpusTheGhostsAndThePeakKernels) {
   auto compiles = [&](const std::string& what, const std::string& source, const std::string& entry,
                       const Config& config) {
     cuda::NvrtcOutput out =
@@ -150,6 +151,8 @@ TEST_F(Nvrtc, CompilesTheCorpusAndTheGhosts) {
   EXPECT_GE(built, 3);
   for (const Task& t : BundledTasks())
     compiles("ghost of " + t.name, GhostKernelSource(t, Language::kCuda), kGhostEntry, {});
+  for (const auto& [name, source] : PeakKernelSources("cuda"))
+    compiles("peak kernel " + name, source, "kf_peak_fma", {});
 }
 
 }  // namespace
