@@ -41,7 +41,23 @@ void CheckLanguage(const Kernel& kernel, Language device_language, const std::st
   }
 }
 
-void PrintEvaluation(const Evaluation& ev, double peak_gbs, const std::string& peak_source) {
+// The compute side of the roofline: the task's FLOPs at the timed sizes over the median time,
+// against the device's peak arithmetic rate (its fastest class).
+void PrintCompute(const Evaluation& ev, const Task& task, double peak_gflops,
+                  const std::string& peak_source) {
+  if (!task.flops || !ev.time || ev.time->median_ms <= 0 || ev.bench_sizes.empty()) return;
+  const double flops = task.flops->Eval(SizesEnv(task.BenchSizes(ev.bench_sizes, "").sizes));
+  const double gflops = flops / (ev.time->median_ms * 1e-3) / 1e9;
+  fmt::print("compute     {:.1f} GFLOP/s", gflops);
+  if (peak_gflops > 0)
+    fmt::print(" = {:.1f}% of {:.1f} GFLOP/s ({})", 100 * gflops / peak_gflops, peak_gflops,
+               peak_source);
+  fmt::print("\n");
+}
+
+void PrintEvaluation(const Evaluation& ev, const Task& task, double peak_gbs,
+                     const std::string& peak_source, double peak_gflops,
+                     const std::string& peak_gflops_source) {
   fmt::print("status      {}{}\n", StatusName(ev.status),
              ev.reason.empty() ? "" : ": " + ev.reason);
   fmt::print("device      {}\n", ev.device);
@@ -67,6 +83,7 @@ void PrintEvaluation(const Evaluation& ev, double peak_gbs, const std::string& p
       fmt::print("\n");
       WarnIfOverPeak(ev);
     }
+    PrintCompute(ev, task, peak_gflops, peak_gflops_source);
   }
   if (!ev.descriptor.empty()) {
     const DescriptorSpace descriptors = DescriptorSpace::Load(DefaultDescriptorFile());
@@ -105,7 +122,8 @@ int EvalInProcess(const EvalArgs& a, const Task& task) {
   if (a.json) {
     std::cout << EvaluationToJson(ev).dump(2) << "\n";
   } else {
-    PrintEvaluation(ev, evaluator.peak_bandwidth().gbs, evaluator.peak_bandwidth().source);
+    PrintEvaluation(ev, task, evaluator.peak_bandwidth().gbs, evaluator.peak_bandwidth().source,
+                    evaluator.peak_compute().Max(), evaluator.peak_compute().source);
   }
   return 0;
 }
@@ -145,7 +163,8 @@ int RunEval(const EvalArgs& a, const std::string& self) {
     out["executor"] = judge.counters().ToJson();
     std::cout << out.dump(2) << "\n";
   } else {
-    PrintEvaluation(r.evaluation, info.peak_gbs, info.peak_source);
+    PrintEvaluation(r.evaluation, task, info.peak_gbs, info.peak_source, info.peak_gflops,
+                    info.peak_gflops_source);
   }
   return 0;
 }

@@ -114,6 +114,8 @@ int RunExecutor(const ExecutorArgs& args) {
                     {"baseline_ms", baseline_ms},
                     {"peak_gbs", evaluator->peak_bandwidth().gbs},
                     {"peak_source", evaluator->peak_bandwidth().source},
+                    {"peak_gflops", evaluator->peak_compute().Max()},
+                    {"peak_gflops_source", evaluator->peak_compute().source},
                     {"pid", getpid()}});
 
   MessageReader requests(args.in_fd);

@@ -89,6 +89,8 @@ void Supervisor::Start() {
   info_.baseline_ms = ready.value("baseline_ms", 0.0);
   info_.peak_gbs = ready.value("peak_gbs", 0.0);
   info_.peak_source = ready.value("peak_source", "");
+  info_.peak_gflops = ready.value("peak_gflops", 0.0);
+  info_.peak_gflops_source = ready.value("peak_gflops_source", "");
 }
 
 bool Supervisor::SendTo(Sent& s, bool wait) {

@@ -58,6 +58,8 @@ struct ExecutorInfo {
   double baseline_ms = 0;  // one baseline launch at the benchmark sizes
   double peak_gbs = 0;     // the device's peak bandwidth and where the figure came from
   std::string peak_source;
+  double peak_gflops = 0;  // its peak arithmetic rate (the fastest class), and whence
+  std::string peak_gflops_source;
 };
 
 class Supervisor {
