@@ -636,21 +636,39 @@ std::string KernelFile(const TaskReader& r, const toml::node& v, const std::stri
 }
 
 const std::vector<std::string> kLanguageNames = {"cuda", "opencl"};
+constexpr const char* kTorchKey = "torch";
 
 Language LanguageOf(std::string_view name) {
   return name == "cuda" ? Language::kCuda : Language::kOpenCL;
 }
 
+// A table of language = file. `torch`, when given, receives the reference's PyTorch module (the
+// one key besides the languages, and only the reference takes it).
 std::map<Language, std::string> ParseKernelFiles(const TaskReader& r, const toml::table& kernels,
-                                                 const std::string& key, const std::string& dir) {
+                                                 const std::string& key, const std::string& dir,
+                                                 std::string* torch = nullptr) {
   std::map<Language, std::string> out;
   const toml::node* n = r.Require(kernels, key, "kernels." + key);
   const toml::table* t = n->as_table();
   if (!t)
     r.Fail(n, "kernels." + key, "expected a table such as { cuda = \"x.cu\", opencl = \"x.cl\" }");
-  r.CheckKeys(*t, kLanguageNames, "kernels." + key + ".");
-  for (const auto& [k, v] : *t)
-    out[LanguageOf(k.str())] = KernelFile(r, v, "kernels." + key + "." + std::string(k.str()), dir);
+  std::vector<std::string> known = kLanguageNames;
+  if (torch) known.push_back(kTorchKey);
+  r.CheckKeys(*t, known, "kernels." + key + ".");
+  for (const auto& [k, v] : *t) {
+    std::string field = "kernels." + key + "." + std::string(k.str());
+    if (k.str() == kTorchKey) {
+      *torch = KernelFile(r, v, field, dir);
+      if (!torch->ends_with(".py"))
+        r.Fail(&v, field,
+               "'" + *torch +
+                   "' is not a Python file (.py): the torch reference is a module "
+                   "with class Model, get_inputs() and get_init_inputs() (docs/pytorch.md)");
+      continue;
+    }
+    out[LanguageOf(k.str())] = KernelFile(r, v, field, dir);
+  }
+  if (t->empty()) r.Fail(n, "kernels." + key, "empty: name a file for at least one language");
   return out;
 }
 
@@ -659,8 +677,10 @@ void ParseKernels(const TaskReader& r, const toml::table& root, Task& task) {
   const toml::table* kt = kernels->as_table();
   if (!kt) r.Fail(kernels, "kernels", "expected a table");
   r.CheckKeys(*kt, {"reference", "baseline", "templates"}, "kernels.");
-  task.reference = ParseKernelFiles(r, *kt, "reference", task.dir);
-  task.baseline = ParseKernelFiles(r, *kt, "baseline", task.dir);
+  task.reference = ParseKernelFiles(r, *kt, "reference", task.dir, &task.torch_reference);
+  // A PyTorch reference is the time to beat too, so a baseline kernel is optional beside it.
+  if (task.torch_reference.empty() || kt->get("baseline"))
+    task.baseline = ParseKernelFiles(r, *kt, "baseline", task.dir);
   if (const toml::node* tn = kt->get("templates")) {
     const toml::table* tt = tn->as_table();
     if (!tt) r.Fail(tn, "kernels.templates", "expected a table of language = [files]");
@@ -672,7 +692,7 @@ void ParseKernels(const TaskReader& r, const toml::table& root, Task& task) {
         task.templates[LanguageOf(k.str())].push_back(KernelFile(r, f, field, task.dir));
     }
   }
-  if (task.Languages().empty())
+  if (task.Languages().empty() && task.torch_reference.empty())
     r.Fail(kernels, "kernels", "no language has both a reference and a baseline");
 }
 

@@ -90,6 +90,9 @@ struct Task {
   // (precision_probe.hpp).
   std::string precision;
   std::map<Language, std::string> reference;  // language → file name inside dir
+  // A PyTorch module in KernelBench's form (`reference = { torch = "model.py" }`), or "" when the
+  // reference is kernels only. With it, a baseline kernel is optional (docs/pytorch.md).
+  std::string torch_reference;
   std::map<Language, std::string> baseline;
   std::map<Language, std::vector<std::string>> templates;
 

@@ -32,6 +32,14 @@ Evaluator::Evaluator(Device& device, const Task& task, const CompileCache& cache
   Language lang = device.info().language();
   auto prepare = [&](const std::map<Language, std::string>& files, const char* role) {
     auto it = files.find(lang);
+    if (it == files.end() && std::string_view(role) == "reference" &&
+        !task.torch_reference.empty()) {
+      throw InputError(task.dir + "/task.toml", 0, "kernels.reference",
+                       fmt::format("the reference is the PyTorch module '{}', and kernels are "
+                                   "not yet checked against a PyTorch reference: give a reference "
+                                   "kernel for {} beside it (docs/pytorch.md)",
+                                   task.torch_reference, LanguageName(lang)));
+    }
     if (it == files.end()) {
       throw InputError(
           task.dir + "/task.toml", 0, std::string("kernels.") + role,

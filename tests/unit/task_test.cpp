@@ -472,6 +472,58 @@ TEST_F(MalformedTask, KernelFileThatIsNotAFile) {
   EXPECT_NE(e.find(At("baseline = {") + "kernels.baseline.cuda: "), std::string::npos) << e;
 }
 
+// A PyTorch reference (`reference = { torch = "model.py" }`): loaded with or without kernels
+// beside it, the baseline then optional; a missing file, a file that is not Python, a torch key
+// on the baseline and a misspelled key each name the file, the line and the field.
+TEST_F(MalformedTask, TorchReference) {
+  std::ofstream(dir_ / "model.py") << "class Model: pass\n";
+  const std::string kernel_refs =
+      "reference = { cuda = \"reference.cu\", opencl = \"reference.cl\" }";
+  std::string torch_only = "reference = { torch = \"model.py\" }";
+  EXPECT_EQ(ErrorAfter(kernel_refs, torch_only), "");
+  Task t = LoadTask(dir_.string());
+  EXPECT_EQ(t.torch_reference, "model.py");
+  EXPECT_TRUE(t.reference.empty());
+  // A language is one with a reference kernel and a baseline: kernels are not yet checked against
+  // the torch module (docs/pytorch.md, "Not yet").
+  EXPECT_TRUE(t.Languages().empty());
+  EXPECT_EQ(t.baseline.size(), 2u);
+
+  // Without a baseline: it loads, and names no language to run kernels in yet.
+  std::string e =
+      ErrorAfterEdits({{kernel_refs, torch_only},
+                       {"baseline = { cuda = \"baseline.cu\", opencl = \"baseline.cl\" }", ""}});
+  EXPECT_EQ(e, "");
+  t = LoadTask(dir_.string());
+  EXPECT_TRUE(t.Languages().empty());
+  EXPECT_TRUE(t.baseline.empty());
+
+  // Beside kernel references.
+  EXPECT_EQ(ErrorAfter("reference = { cuda", "reference = { torch = \"model.py\", cuda"), "");
+  EXPECT_EQ(LoadTask(dir_.string()).reference.size(), 2u);
+
+  e = ErrorAfter(kernel_refs, "reference = { torch = \"nope.py\" }");
+  EXPECT_NE(e.find(At("reference = {") + "kernels.reference.torch: file 'nope.py' does not exist"),
+            std::string::npos)
+      << e;
+  e = ErrorAfter(kernel_refs, "reference = { torch = \"reference.cu\" }");
+  EXPECT_NE(e.find(At("reference = {") + "kernels.reference.torch: 'reference.cu' is not a Python"),
+            std::string::npos)
+      << e;
+  e = ErrorAfter(kernel_refs, "reference = { troch = \"model.py\" }");
+  EXPECT_NE(e.find("kernels.reference.troch: unknown key 'troch'; did you mean 'torch'?"),
+            std::string::npos)
+      << e;
+  e = ErrorAfter("baseline = { cuda", "baseline = { torch = \"model.py\", cuda");
+  EXPECT_NE(e.find(At("baseline = {") + "kernels.baseline.torch: unknown key"), std::string::npos)
+      << e;
+  e = ErrorAfter(kernel_refs, "reference = { }");
+  EXPECT_NE(e.find(At("reference = {") + "kernels.reference: empty"), std::string::npos) << e;
+  // Without a torch reference the baseline stays required.
+  e = ErrorAfter("baseline = { cuda = \"baseline.cu\", opencl = \"baseline.cl\" }", "");
+  EXPECT_NE(e.find("kernels.baseline: missing"), std::string::npos) << e;
+}
+
 // Found by reasoning about the fuzzer's reach: the expression parser recurses once per nesting
 // level, so a deep expression in task.toml overflowed the stack. Expressions are bounded.
 TEST_F(MalformedTask, DeepExpressionIsAnInputError) {
