@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every system dependency of KernelFoundry from Debian's packages (cpp-httplib serves
-# the dashboard; headless Chromium with its driver and Selenium test the report's pages). Idempotent: a package
-# already present is left alone, so a second run costs one dpkg query.
+# the dashboard; headless Chromium with its driver and Selenium test the report's pages; PyTorch
+# (CPU) and NumPy run `kfoundry import`'s inspection of PyTorch problems and their tests).
+# Idempotent: a package already present is left alone, so a second run costs one dpkg query.
 set -euo pipefail
 
 packages=(
@@ -10,7 +11,7 @@ packages=(
   libsqlite3-dev libsqlitecpp-dev libxxhash-dev zlib1g-dev libcurl4-openssl-dev
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo
   libgtest-dev libgmock-dev googletest
-  python3
+  python3 python3-torch python3-numpy
   libcpp-httplib-dev
   chromium chromium-driver python3-selenium python3-pil
 )

@@ -15,6 +15,7 @@
 
 #include "backend/registry.hpp"
 #include "cli/eval_command.hpp"
+#include "cli/import_command.hpp"
 #include "cli/optimize_command.hpp"
 #include "cli/report_command.hpp"
 #include "cli/tune_command.hpp"
@@ -376,6 +377,21 @@ int main(int argc, char** argv) {
                    "interface, readable by anyone who can reach it)")
       ->capture_default_str();
 
+  kf::ImportOptions import_options;
+  CLI::App* import_cmd = app.add_subcommand(
+      "import",
+      "Write a task folder from a PyTorch problem in KernelBench's form (class Model, "
+      "get_inputs(), get_init_inputs(), module-level size constants), the problem as its "
+      "reference (docs/pytorch.md; needs python3 with PyTorch)");
+  import_cmd->add_option("PROBLEM", import_options.problem, "The problem's .py file")->required();
+  import_cmd->add_option("-o,--out", import_options.out_dir,
+                         "The task folder to write (default: ./NAME, NAME the file's stem)");
+  import_cmd
+      ->add_option("--timeout", import_options.timeout_s,
+                   "Seconds the inspection of the problem (Python) may take")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 86400.0));
+
   kf::ExecutorArgs exec_args;
   CLI::App* executor =
       app.add_subcommand("executor", "Internal: the supervised evaluation process");
@@ -412,6 +428,7 @@ int main(int argc, char** argv) {
     if (*optimize) return kf::RunOptimize(opt, SelfPath());
     if (*report) return kf::RunReport(report_args);
     if (*serve) return kf::RunServe(serve_options);
+    if (*import_cmd) return kf::RunImport(import_options);
   } catch (const kf::WorkerError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return e.exit_code();

@@ -1,0 +1,290 @@
+// `kfoundry import` (issue 31): the twelve KernelBench level-1 problems under
+// tests/data/kernelbench import into task folders that load, with the sizes, shapes, distributions,
+// parameters, size sets and tolerances each problem implies; a problem that cannot be imported (a
+// syntax error, no Model, a non-tensor input, a data-dependent output shape, a reference that
+// raises, and mutations of a valid file) is exit code 2 with one line naming the file. Needs
+// python3 with PyTorch; skipped, and reported as skipped, without it.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "core/task.hpp"
+#include "kf_process.hpp"
+
+namespace kf {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::RunKfoundry;
+
+const std::string kProblems = std::string(KF_TEST_DATA) + "/kernelbench";
+const std::string kBad = std::string(KF_TEST_DATA) + "/torch_import";
+
+// Whether kfoundry will find a python3 with PyTorch (the interpreters it tries, in its order).
+bool HaveTorch() {
+  static const bool have = [] {
+    std::vector<std::string> pythons = {"python3", "/usr/bin/python3"};
+    if (const char* env = std::getenv("KF_PYTHON"); env && *env) pythons = {env};
+    for (const std::string& p : pythons) {
+      if (std::system(fmt::format("{} -c 'import torch' >/dev/null 2>&1", p).c_str()) == 0)
+        return true;
+    }
+    return false;
+  }();
+  return have;
+}
+
+#define REQUIRE_TORCH()                                               \
+  if (!HaveTorch())                                                   \
+  GTEST_SKIP() << "no python3 with PyTorch (Debian: python3-torch); " \
+                  "kfoundry import needs it"
+
+int Lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n + (!s.empty() && s.back() != '\n');
+}
+
+const ArgSpec& Arg(const Task& t, const std::string& name) {
+  for (const ArgSpec& a : t.args) {
+    if (a.name == name) return a;
+  }
+  ADD_FAILURE() << "no argument " << name;
+  return t.args.front();
+}
+
+std::vector<std::string> ShapeOf(const ArgSpec& a) {
+  std::vector<std::string> out;
+  for (const Expr& e : a.shape) out.push_back(e.text());
+  return out;
+}
+
+Task Import(const std::string& problem, const std::string& dir) {
+  testing::KfResult r =
+      RunKfoundry(fmt::format("import {}/{}.py -o {}", kProblems, problem, dir + "/task"));
+  EXPECT_EQ(r.exit_code, 0) << problem << ": " << r.err;
+  return LoadTask(dir + "/task");
+}
+
+class KernelBench : public ::testing::TestWithParam<std::string> {};
+
+// Every problem: a task that loads, the torch reference copied in, sizes named after the file's
+// constants at the problem's own values (the benchmark set for GPUs), a smaller CPU set, check
+// sets that differ from the benchmark set, and the size scalars last in the signature.
+TEST_P(KernelBench, ImportsIntoATaskThatLoads) {
+  REQUIRE_TORCH();
+  std::string dir = testing::Scratch("import", GetParam());
+  Task t = Import(GetParam(), dir);
+  EXPECT_EQ(t.torch_reference, "model.py");
+  EXPECT_EQ(testing::ReadText(dir + "/task/model.py"),
+            testing::ReadText(kProblems + "/" + GetParam() + ".py"));
+  ASSERT_FALSE(t.size_names.empty());
+  const SizeSet& bench = t.BenchSizes("", "gpu");
+  const SizeSet& cpu = t.BenchSizes("", "cpu");
+  EXPECT_EQ(bench.name, "problem");
+  EXPECT_EQ(cpu.name, "cpu");
+  ASSERT_GE(t.check_sizes.size(), 2u);
+  for (const SizeSet& c : t.check_sizes) EXPECT_NE(c.sizes, bench.sizes) << c.name;
+  // The sizes are the last arguments, in the file's order.
+  size_t n = t.size_names.size();
+  ASSERT_GT(t.args.size(), n);
+  for (size_t i = 0; i < n; ++i) {
+    const ArgSpec& a = t.args[t.args.size() - n + i];
+    EXPECT_FALSE(a.is_buffer);
+    EXPECT_EQ(a.name, t.size_names[i]);
+  }
+  // PoCL's set holds at most a quarter million elements in all; the problem's own is larger.
+  double cpu_elements = 0, bench_elements = 0;
+  for (const ArgSpec& a : t.args) {
+    if (!a.is_buffer) continue;
+    cpu_elements += static_cast<double>(ElementCount(a, SizesEnv(cpu.sizes)));
+    bench_elements += static_cast<double>(ElementCount(a, SizesEnv(bench.sizes)));
+  }
+  EXPECT_LE(cpu_elements, 1 << 18);
+  EXPECT_GT(bench_elements, cpu_elements);
+  Tolerance tol = t.tolerance.At(bench.sizes);
+  EXPECT_DOUBLE_EQ(tol.atol, 1e-4);  // every problem here is fp32
+  EXPECT_DOUBLE_EQ(tol.rtol, 1e-4);
+}
+
+INSTANTIATE_TEST_SUITE_P(CliImport, KernelBench,
+                         ::testing::Values("19_ReLU", "23_Softmax", "36_RMSNorm_", "40_LayerNorm",
+                                           "47_Sum_reduction_over_a_dimension",
+                                           "1_Square_matrix_multiplication_", "89_cumsum",
+                                           "42_Max_Pooling_2D", "95_CrossEntropyLoss",
+                                           "51_Argmax_over_a_dimension",
+                                           "97_ScaledDotProductAttention", "33_BatchNorm"));
+
+// What each kind of problem brings: shapes as expressions of the sizes, parameters and buffers as
+// inputs after get_inputs', integer outputs, integer inputs drawn in range, 0-d outputs.
+TEST(CliImport, ShapesParametersAndDistributionsFollowTheProblem) {
+  REQUIRE_TORCH();
+  std::string dir = testing::Scratch("import", "details");
+
+  Task relu = Import("19_ReLU", dir + "/relu");
+  ASSERT_EQ(relu.args.size(), 4u);  // x, out, batch_size, dim
+  EXPECT_EQ(relu.args[0].name, "x");
+  EXPECT_EQ(relu.args[0].init.kind, InitSpec::Kind::kUniform);  // torch.rand: [0, 1)
+  EXPECT_EQ(relu.args[0].init.a, 0.0);
+  EXPECT_EQ(relu.args[0].init.b, 1.0);
+  EXPECT_EQ(relu.args[1].role, ArgRole::kOut);
+  EXPECT_EQ(relu.size_names, (std::vector<std::string>{"batch_size", "dim"}));
+  EXPECT_EQ(relu.BenchSizes("problem", "").sizes.at("dim"), 393216);
+
+  Task pool = Import("42_Max_Pooling_2D", dir + "/pool");
+  EXPECT_EQ(ShapeOf(Arg(pool, "out")),
+            (std::vector<std::string>{"batch_size", "channels", "height - 1", "width - 1"}));
+  // kernel_size, stride, padding and dilation decide no input's shape: not sizes.
+  EXPECT_EQ(pool.size_names,
+            (std::vector<std::string>{"batch_size", "channels", "height", "width"}));
+
+  Task sum = Import("47_Sum_reduction_over_a_dimension", dir + "/sum");
+  EXPECT_EQ(ShapeOf(Arg(sum, "out")), (std::vector<std::string>{"batch_size", "1", "dim2"}));
+
+  Task argmax = Import("51_Argmax_over_a_dimension", dir + "/argmax");
+  EXPECT_EQ(Arg(argmax, "out").dtype, DType::kI64);
+  EXPECT_EQ(ShapeOf(Arg(argmax, "out")), (std::vector<std::string>{"batch_size", "dim2"}));
+
+  Task cumsum = Import("89_cumsum", dir + "/cumsum");  // input_shape = (32768,) is a size too
+  EXPECT_EQ(cumsum.size_names, (std::vector<std::string>{"batch_size", "input_shape_0"}));
+
+  Task ce = Import("95_CrossEntropyLoss", dir + "/ce");
+  EXPECT_EQ(ce.args[0].name, "predictions");  // forward's parameter names
+  const ArgSpec& targets = Arg(ce, "targets");
+  EXPECT_EQ(targets.dtype, DType::kI64);
+  EXPECT_EQ(targets.init.kind, InitSpec::Kind::kUniform);
+  EXPECT_EQ(targets.init.a, 0.0);
+  // Every set's class count bounds the targets: the smallest set's, less one (rounded draws).
+  double least = 1e18;
+  for (const auto* sets : {&ce.check_sizes, &ce.bench_sizes}) {
+    for (const SizeSet& s : *sets) least = std::min(least, s.sizes.at("num_classes"));
+  }
+  EXPECT_EQ(targets.init.b, least - 1);
+  EXPECT_EQ(ShapeOf(Arg(ce, "out")), (std::vector<std::string>{"1"}));  // the 0-d loss
+
+  Task bn = Import("33_BatchNorm", dir + "/bn");
+  std::vector<std::string> names;
+  for (const ArgSpec& a : bn.args) names.push_back(a.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"x", "bn_weight", "bn_bias", "bn_running_mean",
+                                             "bn_running_var", "bn_num_batches_tracked", "out",
+                                             "batch_size", "features", "dim1", "dim2"}));
+  EXPECT_EQ(ShapeOf(Arg(bn, "bn_weight")), (std::vector<std::string>{"features"}));
+  // A parameter built as ones is drawn around one; a buffer keeps the module's value.
+  EXPECT_EQ(Arg(bn, "bn_weight").init.kind, InitSpec::Kind::kUniform);
+  EXPECT_EQ(Arg(bn, "bn_weight").init.a, 0.5);
+  EXPECT_EQ(Arg(bn, "bn_running_var").init.kind, InitSpec::Kind::kConstant);
+  EXPECT_EQ(Arg(bn, "bn_running_var").init.a, 1.0);
+
+  Task ln = Import("40_LayerNorm", dir + "/ln");
+  EXPECT_EQ(ShapeOf(Arg(ln, "ln_weight")), (std::vector<std::string>{"features", "dim1", "dim2"}));
+}
+
+// An existing task folder is not overwritten; the default folder is the file's stem.
+TEST(CliImport, DefaultFolderAndNoOverwrite) {
+  REQUIRE_TORCH();
+  std::string dir = testing::Scratch("import", "folder");
+  testing::KfResult r =
+      RunKfoundry(fmt::format("import {}/36_RMSNorm_.py", kProblems), "cd " + dir + " &&");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/36_RMSNorm/task.toml"));
+  EXPECT_EQ(LoadTask(dir + "/36_RMSNorm").name, "36_RMSNorm");
+  r = RunKfoundry(fmt::format("import {}/36_RMSNorm_.py", kProblems), "cd " + dir + " &&");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("already holds a task.toml"), std::string::npos) << r.err;
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+}
+
+// Until the reference process lands, `eval` of a task whose reference is the torch module alone
+// is exit code 2 naming the field, not a crash or a verdict against nothing.
+TEST(CliImport, EvalOfATorchOnlyTaskSaysWhy) {
+  REQUIRE_TORCH();
+  if (!testing::HasBackend("opencl")) GTEST_SKIP() << "no OpenCL device";
+  std::string dir = testing::Scratch("import", "eval");
+  Import("19_ReLU", dir);
+  std::ofstream(dir + "/relu.cl")
+      << "// @kernel relu\n// @grid ceil_div(batch_size * dim, 64)\n// @block 64\n"
+         "__kernel void relu(__global const float* x, __global float* out, int batch_size, "
+         "int dim) {\n  int i = get_global_id(0);\n  if (i < batch_size * dim) out[i] = "
+         "fmax(x[i], 0.0f);\n}\n";
+  testing::KfResult r =
+      RunKfoundry(fmt::format("eval {}/task {}/relu.cl --device opencl", dir, dir));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("task.toml: kernels.reference: the reference is the PyTorch module "
+                       "'model.py'"),
+            std::string::npos)
+      << r.err;
+}
+
+struct Unimportable {
+  const char* file;
+  const char* why;
+};
+
+class CliImportRefuses : public ::testing::TestWithParam<Unimportable> {};
+
+// Exit code 2 and one line: "error: FILE: import: why".
+TEST_P(CliImportRefuses, WithOneLineNamingTheFile) {
+  REQUIRE_TORCH();
+  std::string dir = testing::Scratch("import", "bad");
+  std::string file = kBad + "/" + GetParam().file;
+  testing::KfResult r = RunKfoundry(fmt::format("import {} -o {}/task", file, dir));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("error: " + file + ": import: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(GetParam().why), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/task/task.toml"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    CliImport, CliImportRefuses,
+    ::testing::Values(Unimportable{"syntax_error.py", "line 5: syntax error"},
+                      Unimportable{"no_model.py", "no class Model"},
+                      Unimportable{"non_tensor_input.py", "element 1 is a float, not a tensor"},
+                      Unimportable{"data_dependent.py", "the output's shape depends on the data"},
+                      Unimportable{"not_random.py", "made by torch.arange"},
+                      Unimportable{"raises.py", "this reference is broken"},
+                      Unimportable{"no_such_file.py", "no such file"}));
+
+// The importer's inputs fuzzed: a valid problem with bytes deleted, duplicated or replaced, or cut
+// short. Each is imported or refused (exit 0 or 2) with one line on stderr; never a crash, a hang
+// or another exit code. The seed is fixed, so a failure repeats.
+TEST(CliImport, MutatedProblemsAreImportedOrRefusedInOneLine) {
+  REQUIRE_TORCH();
+  std::string dir = testing::Scratch("import", "fuzz");
+  std::string text = testing::ReadText(kProblems + "/42_Max_Pooling_2D.py");
+  std::mt19937 rng(31);
+  const std::string noise = "()[]:,=.*\n 0123456789abcxyz_\"'#\\";
+  int refused = 0;
+  for (int i = 0; i < 12; ++i) {
+    std::string m = text;
+    std::uniform_int_distribution<size_t> at(0, m.size() - 1);
+    switch (i % 4) {
+      case 0: m.erase(at(rng), 1 + rng() % 8); break;
+      case 1: m.insert(at(rng), m.substr(at(rng), 1 + rng() % 12)); break;
+      case 2:
+        for (int k = 0; k < 3; ++k) m[at(rng)] = noise[rng() % noise.size()];
+        break;
+      default: m.resize(at(rng)); break;
+    }
+    std::string file = fmt::format("{}/mutant{}.py", dir, i);
+    std::ofstream(file) << m;
+    testing::KfResult r =
+        RunKfoundry(fmt::format("import {} -o {}/task{} --timeout 120", file, dir, i));
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 2) << file << " exit " << r.exit_code << r.err;
+    if (r.exit_code == 2) {
+      ++refused;
+      EXPECT_EQ(Lines(r.err), 1) << file << ": " << r.err;
+      EXPECT_EQ(r.err.rfind("error: " + file + ": ", 0), 0u) << r.err;
+    } else {
+      EXPECT_NO_THROW(LoadTask(fmt::format("{}/task{}", dir, i))) << file;
+    }
+  }
+  EXPECT_GT(refused, 0);  // the mutations do break files
+}
+
+}  // namespace
+}  // namespace kf

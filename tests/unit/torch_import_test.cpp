@@ -1,0 +1,140 @@
+// The C++ half of `kfoundry import` without Python: the task.toml written for an inspection (the
+// answer kb_inspect.py gives) loads, in the documented signature order, with tolerances by dtype,
+// the cost of every tensor, integer draws within every set's range, and an answer that cannot
+// make a task refused with one line naming the problem.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/input_error.hpp"
+#include "core/task.hpp"
+#include "torch/import_problem.hpp"
+
+namespace kf {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// The shape of 95_CrossEntropyLoss's answer, with a parameter, a buffer and a 0-d output added.
+json Inspection() {
+  return json::parse(R"({
+    "description": "A model.",
+    "sizes": [{"name": "batch_size", "value": 4096}, {"name": "num_classes", "value": 1000}],
+    "inputs": [
+      {"name": "predictions", "dtype": "DT", "shape": ["batch_size", "num_classes"],
+       "dist": {"kind": "normal", "mean": 0, "std": 1}},
+      {"name": "targets", "dtype": "i64", "shape": ["batch_size"],
+       "dist": {"kind": "randint", "low": "0", "high": "num_classes"}}],
+    "parameters": [
+      {"name": "weight", "torch_name": "weight", "kind": "parameter", "dtype": "DT",
+       "shape": ["num_classes"], "init": {"kind": "constant", "value": 1.0}},
+      {"name": "batch_size", "torch_name": "batch_size", "kind": "buffer", "dtype": "DT",
+       "shape": [], "init": {"kind": "uniform", "low": -0.25, "high": 0.5}}],
+    "outputs": [{"name": "out", "dtype": "DT", "shape": []}],
+    "size_sets": {
+      "bench": {"batch_size": 4096, "num_classes": 1000},
+      "cpu": {"batch_size": 256, "num_classes": 125},
+      "check": [{"name": "tiny", "sizes": {"batch_size": 3, "num_classes": 5}},
+                {"name": "ragged", "sizes": {"batch_size": 37, "num_classes": 29}}]}
+  })");
+}
+
+std::string WithDType(std::string text, const std::string& dtype) {
+  for (size_t at; (at = text.find("\"DT\"")) != std::string::npos;)
+    text.replace(at, 4, "\"" + dtype + "\"");
+  return text;
+}
+
+Task Load(const json& inspection, const std::string& dtype) {
+  fs::path dir = fs::temp_directory_path() / ("kf_torch_import_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "model.py") << "class Model: pass\n";
+  json j = json::parse(WithDType(inspection.dump(), dtype));
+  std::string toml = TaskTomlFromInspection(j, "ce", "/p/ce.py", "model.py");
+  Task t = LoadTaskFromText(dir.string(), toml);
+  fs::remove_all(dir);
+  return t;
+}
+
+TEST(TorchImport, WritesATaskInTheSignatureOrder) {
+  Task t = Load(Inspection(), "f32");
+  std::vector<std::string> names;
+  for (const ArgSpec& a : t.args) names.push_back(a.name);
+  // Inputs, parameters and buffers, outputs, sizes; a tensor named like a size gets "_t".
+  EXPECT_EQ(names, (std::vector<std::string>{"predictions", "targets", "weight", "batch_size_t",
+                                             "out", "batch_size", "num_classes"}));
+  EXPECT_EQ(t.name, "ce");
+  EXPECT_EQ(t.torch_reference, "model.py");
+  EXPECT_TRUE(t.Languages().empty());
+  EXPECT_EQ(t.args[4].role, ArgRole::kOut);
+  ASSERT_EQ(t.args[4].shape.size(), 1u);  // 0-d: one element
+  EXPECT_EQ(t.args[4].shape[0].text(), "1");
+  EXPECT_FALSE(t.args[5].is_buffer);
+  EXPECT_EQ(t.args[5].dtype, DType::kI32);
+  EXPECT_EQ(t.BenchSizes("", "gpu").sizes.at("batch_size"), 4096);
+  EXPECT_EQ(t.BenchSizes("", "cpu").sizes.at("num_classes"), 125);
+  ASSERT_EQ(t.check_sizes.size(), 2u);
+  EXPECT_EQ(t.check_sizes[1].name, "ragged");
+  EXPECT_EQ(t.check_sizes[1].sizes.at("num_classes"), 29);
+}
+
+TEST(TorchImport, InitsFromDistributionsAndModuleValues) {
+  Task t = Load(Inspection(), "f32");
+  EXPECT_EQ(t.args[0].init.kind, InitSpec::Kind::kNormal);
+  // randint(0, num_classes): [0, 4] at the tiny set (5 classes), so every set's draws are valid.
+  EXPECT_EQ(t.args[1].init.kind, InitSpec::Kind::kUniform);
+  EXPECT_EQ(t.args[1].init.a, 0);
+  EXPECT_EQ(t.args[1].init.b, 4);
+  // A parameter built constant is drawn around its value; a non-constant one over its range.
+  EXPECT_EQ(t.args[2].init.kind, InitSpec::Kind::kUniform);
+  EXPECT_EQ(t.args[2].init.a, 0.5);
+  EXPECT_EQ(t.args[2].init.b, 1.5);
+  EXPECT_EQ(t.args[3].init.a, -0.25);
+  EXPECT_EQ(t.args[3].init.b, 0.5);
+}
+
+TEST(TorchImport, ToleranceByDTypeAndCostOfEveryTensor) {
+  Task f32 = Load(Inspection(), "f32");
+  Tolerance tol = f32.tolerance.At(f32.BenchSizes("", "gpu").sizes);
+  EXPECT_DOUBLE_EQ(tol.atol, 1e-4);
+  EXPECT_DOUBLE_EQ(tol.rtol, 1e-4);
+  EXPECT_EQ(tol.max_bad_ratio, 0.0);
+  Task f16 = Load(Inspection(), "f16");
+  tol = f16.tolerance.At(f16.BenchSizes("", "gpu").sizes);
+  EXPECT_DOUBLE_EQ(tol.rtol, 1e-2);
+  Env env = SizesEnv(f32.BenchSizes("", "gpu").sizes);
+  EXPECT_EQ(f32.min_bytes.Eval(env), 4.0 * 4096 * 1000 + 8 * 4096 + 4 * 1000 + 4 + 4);
+  EXPECT_EQ(f16.min_bytes.Eval(env), 2.0 * 4096 * 1000 + 8 * 4096 + 2 * 1000 + 2 + 2);
+}
+
+TEST(TorchImport, AnswersThatMakeNoTaskAreRefused) {
+  json j = Inspection();
+  j["sizes"] = json::array();
+  try {
+    TaskTomlFromInspection(j, "ce", "/p/ce.py", "model.py");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("/p/ce.py: import: no module-level integer", 0), 0u)
+        << e.what();
+  }
+  j = Inspection();
+  j.erase("size_sets");
+  try {
+    TaskTomlFromInspection(j, "ce", "/p/ce.py", "model.py");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("malformed"), std::string::npos) << e.what();
+  }
+  j = json::parse(WithDType(Inspection().dump(), "bf16"));
+  EXPECT_THROW(TaskTomlFromInspection(j, "ce", "/p/ce.py", "model.py"), InputError);
+}
+
+TEST(TorchImport, TaskNameIsTheStem) {
+  EXPECT_EQ(ImportedTaskName("/a/36_RMSNorm_.py"), "36_RMSNorm");
+  EXPECT_EQ(ImportedTaskName("19_ReLU.py"), "19_ReLU");
+}
+
+}  // namespace
+}  // namespace kf
