@@ -265,8 +265,8 @@ InitSpec ParseInit(const TaskReader& r, const toml::node* n, const std::string& 
   if (!t) r.Fail(n, field, "expected a table such as { dist = \"normal\", mean = 0, std = 1 }");
   // With a known `dist`, its own keys are checked below (and suggested from). Otherwise keys of
   // no generator first (a misspelled `dist` is not "missing").
-  static const std::vector<std::string> kDists = {"normal",  "uniform",     "constant",
-                                                  "formula", "csr_row_ptr", "csr_col_idx"};
+  static const std::vector<std::string> kDists = {
+      "normal", "uniform", "constant", "formula", "csr_row_ptr", "csr_col_idx", "randint"};
   const toml::node* d = t->get("dist");
   if (!d || !d->is_string() || !Contains(kDists, std::string(d->as_string()->get()))) {
     r.CheckKeys(*t,
@@ -287,6 +287,14 @@ InitSpec ParseInit(const TaskReader& r, const toml::node* n, const std::string& 
     init.a = r.Number(*t, "low", field + ".low", -1.0);
     init.b = r.Number(*t, "high", field + ".high", 1.0);
     if (init.b <= init.a) r.Fail(n, field + ".high", "must be above low");
+  } else if (dist == "randint") {
+    r.CheckKeys(*t, {"dist", "low", "high"}, field + ".");
+    init.kind = InitSpec::Kind::kRandInt;
+    init.low = t->get("low") ? r.ExprOf(t->get("low"), field + ".low") : Expr::Parse("0");
+    if (t->get("low")) r.CheckNames(init.low, names.All(), names, t->get("low"), field + ".low");
+    const toml::node* high = r.Require(*t, "high", field + ".high");
+    init.high = r.ExprOf(high, field + ".high");
+    r.CheckNames(init.high, names.All(), names, high, field + ".high");
   } else if (dist == "constant") {
     r.CheckKeys(*t, {"dist", "value"}, field + ".");
     init.kind = InitSpec::Kind::kConstant;
@@ -328,7 +336,8 @@ InitSpec ParseInit(const TaskReader& r, const toml::node* n, const std::string& 
       r.Fail(t->get("skew"), field + ".skew", "expected a number from 0 (rows alike) to 4");
   } else {
     r.Fail(t->get("dist"), field + ".dist",
-           "expected normal, uniform, constant, formula, csr_row_ptr or csr_col_idx, got \"" +
+           "expected normal, uniform, randint, constant, formula, csr_row_ptr or csr_col_idx, "
+           "got \"" +
                dist + "\"");
   }
   return init;
@@ -413,6 +422,9 @@ void ParseBuffer(const TaskReader& r, const toml::table& t, const std::string& f
   a.init = ParseInit(r, init, field + ".init", names);
   if (a.init.kind == InitSpec::Kind::kFormula && a.init.index.size() != a.shape.size())
     r.Fail(init, field + ".init.index", "needs one index name per shape dimension");
+  if (a.init.kind == InitSpec::Kind::kRandInt && a.dtype != DType::kI32 && a.dtype != DType::kI64 &&
+      a.dtype != DType::kU8)
+    r.Fail(t.get("type"), field + ".type", "a randint input is an integer type (i32, i64, u8)");
   if (IsCsr(a.init)) {
     if (a.dtype != DType::kI32 && a.dtype != DType::kI64)
       r.Fail(t.get("type"), field + ".type", "a CSR index buffer is i32 or i64");
@@ -509,6 +521,27 @@ void CheckCsrAtSet(const TaskReader& r, const toml::table& t, const ArgSpec& a, 
                        want, a.init.kind == InitSpec::Kind::kCsrRowPtr ? "rows + 1" : "nnz"));
 }
 
+// randint's bounds at one size set: integers, 0 <= low < high, high - 1 within the type. The
+// device draws in float (eval/device_workspace.cpp): high at most 2^24 from 0, 2^16 from above 0.
+void CheckRandIntAtSet(const TaskReader& r, const toml::table& t, const ArgSpec& a,
+                       const SizeSet& set, const Env& env) {
+  const std::string field = "args." + a.name + ".init";
+  const toml::table& it = *t.get("init")->as_table();
+  double low = a.init.low.Eval(env), high = a.init.high.Eval(env);
+  auto fail = [&](const char* key, const std::string& why) {
+    r.Fail(it.get(key) ? it.get(key) : &it, field + "." + key,
+           fmt::format("at size set '{}': {}", set.name, why));
+  };
+  if (low != std::floor(low) || high != std::floor(high))
+    fail("high", fmt::format("the bounds {} and {} are not integers", low, high));
+  if (low < 0) fail("low", fmt::format("low = {} is negative", low));
+  if (high <= low) fail("high", fmt::format("high = {} is not above low = {}", high, low));
+  double largest = a.dtype == DType::kU8 ? 255.0 : low > 0 ? double{1 << 16} : double{1 << 24};
+  if (high - 1 > largest)
+    fail("high", fmt::format("high - 1 = {} is above {}{}", high - 1, largest,
+                             low > 0 && a.dtype != DType::kU8 ? " (with low above 0)" : ""));
+}
+
 void CheckArgAtSets(const TaskReader& r, const toml::table& t, const ArgSpec& a,
                     const std::vector<const SizeSet*>& sets) {
   const std::string field = "args." + a.name + (a.is_buffer ? ".shape" : ".value");
@@ -519,6 +552,7 @@ void CheckArgAtSets(const TaskReader& r, const toml::table& t, const ArgSpec& a,
       if (a.is_buffer) {
         int64_t count = ElementCount(a, env);
         if (IsCsr(a.init)) CheckCsrAtSet(r, t, a, count, *set, env);
+        if (a.init.kind == InitSpec::Kind::kRandInt) CheckRandIntAtSet(r, t, a, *set, env);
         continue;
       }
       double v = a.value.Eval(env);
@@ -749,6 +783,11 @@ std::string NormalizedDir(const std::string& dir_in) {
 }
 
 }  // namespace
+
+std::pair<double, double> InitSpec::BoundsAt(const Env& sizes_env) const {
+  if (kind == Kind::kRandInt) return {low.Eval(sizes_env), high.Eval(sizes_env)};
+  return {a, b};
+}
 
 Tolerance ToleranceRule::At(const Sizes& sizes) const {
   Env env = SizesEnv(sizes);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -19,7 +20,7 @@ namespace kf {
 enum class ArgRole { kIn, kOut, kInOut };
 
 struct InitSpec {
-  enum class Kind { kUniform, kNormal, kConstant, kFormula, kCsrRowPtr, kCsrColIdx };
+  enum class Kind { kUniform, kNormal, kConstant, kFormula, kCsrRowPtr, kCsrColIdx, kRandInt };
   Kind kind = Kind::kNormal;
   double a = 0.0;  // uniform: low; normal: mean; constant: value
   double b = 1.0;  // uniform: high; normal: std
@@ -30,6 +31,11 @@ struct InitSpec {
   Expr rows, cols, nnz;
   uint64_t seed = 0;
   double skew = 0.0;
+  // kRandInt: integers drawn uniformly in [low, high), expressions over sizes and settings
+  // evaluated at each size set (torch.randint(0, num_classes, ...) of an imported problem).
+  Expr low, high;
+  // The bounds at one size set: `a` and `b` for kRandInt, else the fixed `a` and `b`.
+  std::pair<double, double> BoundsAt(const Env& sizes_env) const;
 };
 
 struct ArgSpec {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "eval/device_tools_source.hpp"
+#include "eval/philox.hpp"
 #include "eval/workspace.hpp"
 
 namespace kf {
@@ -147,7 +148,7 @@ DeviceStatus DeviceTools::Draw(BufferHandle data, DType dtype, size_t n, InitSpe
                       U32(stream),
                       U32(kind == InitSpec::Kind::kNormal ? 0 : 1),
                       F32(static_cast<float>(a)),
-                      F32(static_cast<float>(b))};
+                      F32(DrawUpperBound(kind, a, b))};
   return device_.Enqueue(Kernel(dtype, "kf_random"), args, Grid(n));
 }
 

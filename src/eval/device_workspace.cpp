@@ -19,7 +19,8 @@ size_t RoundUp(size_t n, size_t to) {
 }
 
 bool Drawn(const ArgSpec& a) {
-  return a.init.kind == InitSpec::Kind::kNormal || a.init.kind == InitSpec::Kind::kUniform;
+  return a.init.kind == InitSpec::Kind::kNormal || a.init.kind == InitSpec::Kind::kUniform ||
+         a.init.kind == InitSpec::Kind::kRandInt;
 }
 
 }  // namespace
@@ -113,8 +114,10 @@ DeviceStatus DeviceWorkspace::Draw(uint64_t seed) {
     Buffer& b = *buffers_[i];
     if (!Drawn(b.arg)) continue;
     BufferHandle target = b.arg.role == ArgRole::kInOut ? b.pristine : b.view;
-    if (DeviceStatus s = tools_.Draw(target, b.arg.dtype, b.count, b.arg.init.kind, b.arg.init.a,
-                                     b.arg.init.b, seed, static_cast<uint32_t>(i));
+    // randint's bounds are this set's (DeviceTools::Draw keeps the draw below high).
+    auto [a, b_bound] = b.arg.init.BoundsAt(env_);
+    if (DeviceStatus s = tools_.Draw(target, b.arg.dtype, b.count, b.arg.init.kind, a, b_bound,
+                                     seed, static_cast<uint32_t>(i));
         !s.ok())
       return s;
   }

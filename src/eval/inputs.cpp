@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -69,6 +70,17 @@ HostBuffer GenerateInput(const ArgSpec& arg, const Env& sizes_env, uint64_t seed
           StoreElement(data, b.dtype, i, init.a + (init.b - init.a) * rng.Uniform());
       });
       break;
+    case InitSpec::Kind::kRandInt: {  // integers in [low, high): the floor of a uniform draw
+      const std::pair<double, double> bounds = init.BoundsAt(sizes_env);
+      const double low = bounds.first, high = bounds.second;
+      ForChunks(b.count, kChunk, [&](size_t begin, size_t end, size_t chunk) {
+        Rng rng = stream(chunk);
+        for (size_t i = begin; i < end; ++i)
+          StoreElement(data, b.dtype, i,
+                       std::min(high - 1, std::floor(low + (high - low) * rng.Uniform())));
+      });
+      break;
+    }
     case InitSpec::Kind::kNormal:
       ForChunks(b.count, kChunk, [&](size_t begin, size_t end, size_t chunk) {
         Rng rng = stream(chunk);

@@ -48,6 +48,14 @@ float DrawnValue(InitSpec::Kind kind, float a, float b, uint64_t seed, uint32_t 
   return a + t;
 }
 
+float DrawUpperBound(InitSpec::Kind kind, double a, double b) {
+  // randint: low + (high - low) * u, u < 1, truncated to the integer type (the floor: low >= 0).
+  // From 0 the product stays below high (high <= 2^24); above 0 the sum may round up to high, so
+  // the draw stops 1/64 short of it (high <= 2^16, where floats are at most 1/256 apart).
+  if (kind == InitSpec::Kind::kRandInt && a > 0) return static_cast<float>(b - 1.0 / 64);
+  return static_cast<float>(b);
+}
+
 HostBuffer DrawOnHost(DType dtype, size_t count, InitSpec::Kind kind, double a, double b,
                       uint64_t seed, uint32_t stream) {
   HostBuffer h;
@@ -55,7 +63,7 @@ HostBuffer DrawOnHost(DType dtype, size_t count, InitSpec::Kind kind, double a, 
   h.count = count;
   h.bytes.resize(count * DTypeSize(dtype));
   for (size_t i = 0; i < count; ++i) {
-    float v = DrawnValue(kind, static_cast<float>(a), static_cast<float>(b), seed, stream, i);
+    float v = DrawnValue(kind, static_cast<float>(a), DrawUpperBound(kind, a, b), seed, stream, i);
     switch (dtype) {
       case DType::kF16: {
         uint16_t half = FloatToHalf(v);

@@ -19,6 +19,10 @@ std::array<uint32_t, 4> Philox4x32(uint64_t index, uint32_t stream, uint64_t see
 float DrawnValue(InitSpec::Kind kind, float a, float b, uint64_t seed, uint32_t stream,
                  uint64_t index);
 
+// The upper bound the device's draw is given for [a, b): b, or for kRandInt from above 0 a little
+// less, so the float sum never rounds up to b (see philox.cpp). kRandInt draws like kUniform.
+float DrawUpperBound(InitSpec::Kind kind, double a, double b);
+
 // A whole buffer of `count` elements as the device draws it.
 HostBuffer DrawOnHost(DType dtype, size_t count, InitSpec::Kind kind, double a, double b,
                       uint64_t seed, uint32_t stream);

@@ -76,6 +76,35 @@ TEST_P(DeviceTools_, InputsDrawnOnTheDeviceAreTheHostsBitForBit) {
             DrawOnHost(DType::kF32, 8, InitSpec::Kind::kNormal, 0, 1, 99, 0).bytes);
 }
 
+// randint: integers in [low, high) on the device, every one reached, never high (the float sum
+// low + (high - low) * u rounds up to high unless the draw stops short of it), and the host's
+// mirror bit for bit.
+TEST_P(DeviceTools_, RandIntDrawsStayInRange) {
+  const size_t n = 200003;
+  for (DType t : {DType::kI32, DType::kI64, DType::kU8}) {
+    for (auto [low, high] : {std::pair{0.0, 7.0}, std::pair{5.0, 8.0}, std::pair{1000.0, 65536.0},
+                             std::pair{0.0, 16777216.0}}) {
+      if (t == DType::kU8 && high > 256) continue;
+      BufferHandle buf = Alloc(n * DTypeSize(t));
+      ASSERT_TRUE(tools_->Draw(buf, t, n, InitSpec::Kind::kRandInt, low, high, 0xfeedull, 3).ok());
+      std::vector<std::byte> got = ReadBack(buf, n * DTypeSize(t));
+      EXPECT_EQ(got, DrawOnHost(t, n, InitSpec::Kind::kRandInt, low, high, 0xfeedull, 3).bytes);
+      double least = high, most = low;
+      for (size_t i = 0; i < n; ++i) {
+        double v = LoadElement(got.data(), t, i);
+        least = std::min(least, v);
+        most = std::max(most, v);
+      }
+      EXPECT_GE(least, low) << DTypeName(t) << " [" << low << ", " << high << ")";
+      EXPECT_LT(most, high) << DTypeName(t) << " [" << low << ", " << high << ")";
+      if (high - low < 10) {
+        EXPECT_EQ(least, low) << DTypeName(t);
+        EXPECT_EQ(most, high - 1) << DTypeName(t);
+      }
+    }
+  }
+}
+
 TEST_P(DeviceTools_, TheDeviceComparisonGivesTheHostComparisonsFigures) {
   const size_t n = 50000;
   Tolerance tol{1e-3, 1e-2, 0};

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "core/task.hpp"
 #include "eval/compare.hpp"
@@ -56,6 +57,28 @@ TEST(Inputs, UniformStaysInRange) {
     double v = LoadElement(b.bytes.data(), b.dtype, i);
     ASSERT_GE(v, -3);
     ASSERT_LT(v, -1);
+  }
+}
+
+// randint: integers in [low, high) with the bounds of the size set, every value reached.
+TEST(Inputs, RandIntDrawsEveryIntegerInRangeOfTheSet) {
+  InitSpec init;
+  init.kind = InitSpec::Kind::kRandInt;
+  init.low = Expr::Parse("2");
+  init.high = Expr::Parse("C + 2");
+  Env env;
+  env.Set("C", 5);
+  for (DType t : {DType::kI32, DType::kI64, DType::kU8}) {
+    HostBuffer b = GenerateInput(Buffer(t, 5000, init), env, 4);
+    std::vector<int> seen(7, 0);
+    for (size_t i = 0; i < b.count; ++i) {
+      double v = LoadElement(b.bytes.data(), b.dtype, i);
+      ASSERT_EQ(v, std::floor(v));
+      ASSERT_GE(v, 2) << DTypeName(t);
+      ASSERT_LT(v, 7) << DTypeName(t);
+      ++seen[static_cast<size_t>(v)];
+    }
+    for (int v = 2; v < 7; ++v) EXPECT_GT(seen[v], 800) << DTypeName(t) << " " << v;
   }
 }
 

@@ -524,6 +524,42 @@ TEST_F(MalformedTask, TorchReference) {
   EXPECT_NE(e.find("kernels.baseline: missing"), std::string::npos) << e;
 }
 
+// randint: an integer input whose bounds are expressions over sizes and settings, checked at every
+// size set (integers, 0 <= low < high) and on an integer type only.
+TEST_F(MalformedTask, RandIntBoundsAreCheckedAtEverySet) {
+  const std::string q =
+      "type = \"f16\"\nshape = [\"B\", \"S\", \"Hq\", \"D\"]\nrole = \"in\"\n"
+      "init = { dist = \"normal\", mean = 0.0, std = 1.0 }";
+  auto with = [&](const std::string& type, const std::string& init) {
+    return ErrorAfter(
+        q, "type = \"" + type +
+               "\"\nshape = [\"B\", \"S\", \"Hq\", \"D\"]\nrole = \"in\"\ninit = " + init);
+  };
+  EXPECT_EQ(with("i32", "{ dist = \"randint\", low = 1, high = \"D\" }"), "");
+  Task t = LoadTask(dir_.string());
+  EXPECT_EQ(t.args[0].init.kind, InitSpec::Kind::kRandInt);
+  EXPECT_EQ(t.args[0].init.BoundsAt(SizesEnv(t.check_sizes[0].sizes)).second,
+            t.check_sizes[0].sizes.at("D"));
+  EXPECT_EQ(with("i64", "{ dist = \"randint\", high = \"D // 2\" }"), "");  // low defaults to 0
+  std::string e = with("f32", "{ dist = \"randint\", high = \"D\" }");
+  EXPECT_NE(e.find("args.q.type: a randint input is an integer type"), std::string::npos) << e;
+  e = with("i32", "{ dist = \"randint\", low = 0 }");
+  EXPECT_NE(e.find("args.q.init.high: missing"), std::string::npos) << e;
+  e = with("i32", "{ dist = \"randint\", high = \"D / 3\" }");
+  EXPECT_NE(e.find("args.q.init.high: at size set"), std::string::npos) << e;
+  EXPECT_NE(e.find("not integers"), std::string::npos) << e;
+  e = with("i32", "{ dist = \"randint\", low = \"D\", high = \"D\" }");
+  EXPECT_NE(e.find("is not above low"), std::string::npos) << e;
+  e = with("i32", "{ dist = \"randint\", low = -1, high = 4 }");
+  EXPECT_NE(e.find("args.q.init.low: at size set"), std::string::npos) << e;
+  e = with("u8", "{ dist = \"randint\", high = \"D * 4\" }");
+  EXPECT_NE(e.find("above 255"), std::string::npos) << e;
+  e = with("i32", "{ dist = \"randint\", high = \"nope\" }");
+  EXPECT_NE(e.find("args.q.init.high: 'nope' names 'nope'"), std::string::npos) << e;
+  e = with("i32", "{ dist = \"randint\", high = 4, std = 1 }");
+  EXPECT_NE(e.find("args.q.init.std: unknown key"), std::string::npos) << e;
+}
+
 // Found by reasoning about the fuzzer's reach: the expression parser recurses once per nesting
 // level, so a deep expression in task.toml overflowed the stack. Expressions are bounded.
 TEST_F(MalformedTask, DeepExpressionIsAnInputError) {
