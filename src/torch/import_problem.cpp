@@ -82,23 +82,8 @@ DType DTypeOf(const std::string& problem, const json& t) {
   return *d;
 }
 
-// The smallest value an expression over the sizes takes at any of `sets`.
-double MinOver(const std::string& problem, const std::string& text,
-               const std::vector<std::map<std::string, double>>& sets) {
-  Expr e = Expr::Parse(text);
-  double least = INFINITY;
-  for (const auto& set : sets) {
-    try {
-      least = std::min(least, e.Eval(SizesEnv(set)));
-    } catch (const ExprError& err) {
-      Fail(problem, fmt::format("the bound '{}' cannot be evaluated: {}", text, err.what()));
-    }
-  }
-  return least;
-}
-
-std::string InputInit(const std::string& problem, const json& dist,
-                      const std::vector<std::map<std::string, double>>& sets, std::string& note) {
+std::string InputInit(const std::string& problem, const json& dist, size_t index,
+                      std::string& note) {
   std::string kind = dist.at("kind").get<std::string>();
   if (kind == "uniform")
     return fmt::format("{{ dist = \"uniform\", low = {}, high = {} }}",
@@ -106,17 +91,10 @@ std::string InputInit(const std::string& problem, const json& dist,
   if (kind == "normal")
     return fmt::format("{{ dist = \"normal\", mean = {}, std = {} }}",
                        Number(dist.at("mean").get<double>()), Number(dist.at("std").get<double>()));
-  if (kind == "randint") {
-    // Integers in [low, high): the task format's bounds are numbers, so the range is the one every
-    // size set allows (the smallest high); stored integers are rounded, hence high - 1.
-    std::string low_text = dist.at("low").get<std::string>();
-    std::string high_text = dist.at("high").get<std::string>();
-    double low = MinOver(problem, low_text, sets), high = MinOver(problem, high_text, sets) - 1;
-    note =
-        fmt::format("torch.randint({}, {}): integers in [{}, {}], the range every size set allows",
-                    low_text, high_text, Number(low), Number(high));
-    if (high <= low) return fmt::format("{{ dist = \"constant\", value = {} }}", Number(low));
-    return fmt::format("{{ dist = \"uniform\", low = {}, high = {} }}", Number(low), Number(high));
+  if (kind == "randint") {  // integers in [low, high), the bounds evaluated at each size set
+    std::string low = dist.at("low").get<std::string>(), high = dist.at("high").get<std::string>();
+    note = fmt::format("get_inputs() element {}: torch.randint({}, {})", index, low, high);
+    return fmt::format("{{ dist = \"randint\", low = {}, high = {} }}", Quoted(low), Quoted(high));
   }
   Fail(problem, "unknown distribution " + kind);
 }
@@ -191,7 +169,7 @@ std::string TaskTomlFromInspection(const json& j, const std::string& name,
     for (const json& in : j.at("inputs")) {
       Tensor t{in.at("name").get<std::string>(), DTypeOf(problem, in),
                in.at("shape").get<std::vector<std::string>>(), "", ""};
-      t.init = InputInit(problem, in.at("dist"), all_sets, t.comment);
+      t.init = InputInit(problem, in.at("dist"), inputs, t.comment);
       if (t.comment.empty())
         t.comment =
             fmt::format("get_inputs() element {}: torch.{}", inputs,

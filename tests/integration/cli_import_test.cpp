@@ -156,14 +156,10 @@ TEST(CliImport, ShapesParametersAndDistributionsFollowTheProblem) {
   EXPECT_EQ(ce.args[0].name, "predictions");  // forward's parameter names
   const ArgSpec& targets = Arg(ce, "targets");
   EXPECT_EQ(targets.dtype, DType::kI64);
-  EXPECT_EQ(targets.init.kind, InitSpec::Kind::kUniform);
-  EXPECT_EQ(targets.init.a, 0.0);
-  // Every set's class count bounds the targets: the smallest set's, less one (rounded draws).
-  double least = 1e18;
-  for (const auto* sets : {&ce.check_sizes, &ce.bench_sizes}) {
-    for (const SizeSet& s : *sets) least = std::min(least, s.sizes.at("num_classes"));
-  }
-  EXPECT_EQ(targets.init.b, least - 1);
+  // torch.randint(0, num_classes, ...): each set's own class count bounds the targets.
+  EXPECT_EQ(targets.init.kind, InitSpec::Kind::kRandInt);
+  EXPECT_EQ(targets.init.low.text(), "0");
+  EXPECT_EQ(targets.init.high.text(), "num_classes");
   EXPECT_EQ(ShapeOf(Arg(ce, "out")), (std::vector<std::string>{"1"}));  // the 0-d loss
 
   Task bn = Import("33_BatchNorm", dir + "/bn");

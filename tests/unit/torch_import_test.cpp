@@ -83,10 +83,12 @@ TEST(TorchImport, WritesATaskInTheSignatureOrder) {
 TEST(TorchImport, InitsFromDistributionsAndModuleValues) {
   Task t = Load(Inspection(), "f32");
   EXPECT_EQ(t.args[0].init.kind, InitSpec::Kind::kNormal);
-  // randint(0, num_classes): [0, 4] at the tiny set (5 classes), so every set's draws are valid.
-  EXPECT_EQ(t.args[1].init.kind, InitSpec::Kind::kUniform);
-  EXPECT_EQ(t.args[1].init.a, 0);
-  EXPECT_EQ(t.args[1].init.b, 4);
+  // randint(0, num_classes): the bounds at each set, [0, 5) at the tiny one.
+  EXPECT_EQ(t.args[1].init.kind, InitSpec::Kind::kRandInt);
+  EXPECT_EQ(t.args[1].init.low.text(), "0");
+  EXPECT_EQ(t.args[1].init.high.text(), "num_classes");
+  EXPECT_EQ(t.args[1].init.BoundsAt(SizesEnv(t.check_sizes[0].sizes)),
+            (std::pair<double, double>{0, 5}));
   // A parameter built constant is drawn around its value; a non-constant one over its range.
   EXPECT_EQ(t.args[2].init.kind, InitSpec::Kind::kUniform);
   EXPECT_EQ(t.args[2].init.a, 0.5);
