@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 
 #include "core/task.hpp"
 #include "kf_process.hpp"
+#include "torch/python_process.hpp"
 
 namespace kf {
 namespace {
@@ -213,6 +215,82 @@ TEST(CliImport, EvalOfATorchOnlyTaskSaysWhy) {
                        "'model.py'"),
             std::string::npos)
       << r.err;
+}
+
+// The reference runner (kb_reference.py, the first piece of the reference process): 33_BatchNorm
+// at a small set runs on the inputs and with the weight and bias it is given (not the file's own
+// draw nor the module's initial values), in training mode; a file of the wrong size is refused
+// with one line naming the argument.
+TEST(CliImport, ReferenceRunnerUsesTheGivenInputsAndParameters) {
+  REQUIRE_TORCH();
+  std::string dir = testing::Scratch("import", "reference");
+  const int n = 3, c = 5, h = 4, w = 6, per = n * h * w;
+  std::vector<float> x(n * c * h * w), weight(c), bias(c), zeros(c, 0.0f), ones(c, 1.0f);
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float& v : x) v = normal(rng);
+  for (int k = 0; k < c; ++k) {
+    weight[k] = 0.5f + 0.25f * static_cast<float>(k);
+    bias[k] = -0.5f + 0.2f * static_cast<float>(k);
+  }
+  int64_t tracked = 0;
+  auto write = [&](const std::string& name, const void* data, size_t bytes) {
+    std::ofstream(dir + "/" + name, std::ios::binary)
+        .write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+    return dir + "/" + name;
+  };
+  auto arg = [](const std::string& name, const std::string& role, const std::string& dtype,
+                std::vector<int> shape, const std::string& file) {
+    return nlohmann::json{
+        {"name", name}, {"role", role}, {"dtype", dtype}, {"shape", shape}, {"file", file}};
+  };
+  nlohmann::json request = {
+      {"problem", kProblems + "/33_BatchNorm.py"},
+      {"sizes", {{"batch_size", n}, {"features", c}, {"dim1", h}, {"dim2", w}}},
+      {"args",
+       {arg("x", "in", "f32", {n, c, h, w}, write("x.bin", x.data(), x.size() * 4)),
+        arg("bn_weight", "in", "f32", {c}, write("w.bin", weight.data(), c * 4)),
+        arg("bn_bias", "in", "f32", {c}, write("b.bin", bias.data(), c * 4)),
+        arg("bn_running_mean", "in", "f32", {c}, write("rm.bin", zeros.data(), c * 4)),
+        arg("bn_running_var", "in", "f32", {c}, write("rv.bin", ones.data(), c * 4)),
+        arg("bn_num_batches_tracked", "in", "i64", {1}, write("nb.bin", &tracked, 8)),
+        arg("out", "out", "f32", {n, c, h, w}, dir + "/out.bin"),
+        {{"name", "batch_size"}, {"dtype", "i32"}}}}};
+  std::ofstream(dir + "/request.json") << request.dump();
+  PythonRun run =
+      RunTorchHelper(TorchHelpersDir() + "/kb_reference.py", {dir + "/request.json"}, 120);
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err << run.failure;
+  std::vector<float> out(x.size());
+  std::ifstream(dir + "/out.bin", std::ios::binary)
+      .read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(out.size() * 4));
+  double worst = 0;
+  for (int k = 0; k < c; ++k) {  // batch statistics per channel, biased variance, eps 1e-5
+    double sum = 0, sq = 0;
+    for (int b = 0; b < n; ++b) {
+      for (int i = 0; i < h * w; ++i) {
+        double v = x[(b * c + k) * h * w + i];
+        sum += v;
+        sq += v * v;
+      }
+    }
+    double mean = sum / per, var = sq / per - mean * mean;
+    for (int b = 0; b < n; ++b) {
+      for (int i = 0; i < h * w; ++i) {
+        size_t at = static_cast<size_t>((b * c + k) * h * w + i);
+        double want = (x[at] - mean) / std::sqrt(var + 1e-5) * weight[k] + bias[k];
+        worst = std::max(worst, std::fabs(out[at] - want));
+      }
+    }
+  }
+  EXPECT_LT(worst, 1e-4);
+
+  request["args"][1]["shape"] = {c + 1};  // the file holds c elements
+  std::ofstream(dir + "/request.json") << request.dump();
+  run = RunTorchHelper(TorchHelpersDir() + "/kb_reference.py", {dir + "/request.json"}, 120);
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.out.find("bn_weight: " + dir + "/w.bin holds 20 bytes"), std::string::npos)
+      << run.out;
+  EXPECT_EQ(Lines(run.out), 1) << run.out;
 }
 
 struct Unimportable {
