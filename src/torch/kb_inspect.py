@@ -21,10 +21,11 @@ cannot be imported exits 2 with {"error": "one line"}.
 How shapes are found: the file runs with chosen values for its constants (its own assignments
 are followed by an override, so `input_shape = (num_classes,)` follows num_classes). A constant is
 a size when changing it changes an input's shape; get_inputs() runs on the meta device there, so
-the problem's own (large) values cost no memory. Then the model runs for real at three small
-probes where every size has its own value: each dimension is fitted as `a * size + b` on two probes
-and confirmed on the third, and the first probe runs twice with different seeds, so an output
-whose shape follows the data is caught. Every derived size set is run again and must give the
+the problem's own (large) values cost no memory. Then the model runs for real at five small
+probes where every size has its own value: each dimension is fitted as `a * size + b`, else as
+`(size + b) // q` (a strided window; where several such forms fit the probes, the model runs again
+where they part), and the first probe runs twice with different seeds, so an output whose shape
+follows the data is caught. Every derived size set is run again and must give the
 shapes the expressions say. Distributions are read from get_inputs' source (ast), never guessed
 from values: torch.rand is uniform [0, 1), torch.randn normal (0, 1), torch.randint integers.
 """
@@ -42,11 +43,16 @@ EXIT_NO_TORCH = 3  # kPythonNoTorch in python_process.hpp: kfoundry then tries /
 CPU_ELEMENTS = 1 << 18
 CHECK_ELEMENTS = 1 << 16
 # Probe values: each size gets its own at each probe, and no two differences coincide.
+# Five probes, so a strided window's floor ((height + 1) // 2) is told from chance.
 PROBES = [
     [11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53],
     [14, 18, 23, 26, 31, 38, 41, 48, 53, 56, 61, 68],
     [9, 16, 20, 24, 27, 34, 36, 43, 46, 50, 54, 62],
+    [12, 15, 21, 22, 25, 33, 35, 39, 44, 45, 49, 57],
+    [17, 10, 26, 29, 35, 40, 46, 51, 58, 63, 65, 71],
 ]
+# A dimension is a * size + b, else (size + b) // q for a stride q up to this.
+MAX_STRIDE = 16
 # Check sets: small and ragged values, none a multiple of a block or vector width.
 TINY = [3, 5, 7, 2, 9, 6, 11, 13, 4, 15, 17, 19]
 RAGGED = [37, 29, 23, 19, 17, 13, 11, 31, 41, 43, 47, 53]
@@ -285,29 +291,32 @@ def find_sizes(torch, problem, constants):
 
 
 class Shape:
-    """One tensor's dimensions as (size name or None, a, b): a * size + b, or the constant b."""
+    """One tensor's dimensions as (size name or None, a, b, q): (a * size + b) // q, or the
+    constant b."""
 
     def __init__(self, dims):
         self.dims = dims
 
     def at(self, values):
-        return [b if s is None else a * values[s] + b for s, a, b in self.dims]
+        return [b if s is None else (a * values[s] + b) // q for s, a, b, q in self.dims]
 
     def exprs(self):
         out = []
-        for s, a, b in self.dims:
+        for s, a, b, q in self.dims:
             if s is None:
                 out.append(str(b))
                 continue
             e = s if a == 1 else f"{a} * {s}"
             if b:
                 e += f" + {b}" if b > 0 else f" - {-b}"
-            out.append(e)
+            out.append(e if q == 1 else f"({e}) // {q}" if " " in e else f"{e} // {q}")
         return out
 
 
-def fit_shape(observed, probes, sizes, what):
-    """Fits each dimension of `observed` (one shape per probe) to a * size + b."""
+def fit_shape(observed, probes, sizes, what, observe=None):
+    """Fits each dimension of `observed` (one shape per probe) to a * size + b, else to
+    (size + b) // q; `observe(values)` gives the tensor's shape at other sizes (or None), to tell
+    apart strided forms that all fit the probes."""
     ranks = {len(s) for s in observed}
     if len(ranks) != 1:
         fail(f"{what} has {' or '.join(str(r) for r in sorted(ranks))} dimensions depending on "
@@ -315,24 +324,64 @@ def fit_shape(observed, probes, sizes, what):
     dims = []
     for d in range(len(observed[0])):
         v = [s[d] for s in observed]
-        if v[0] == v[1] == v[2]:
-            dims.append((None, 0, v[0]))
+        if len(set(v)) == 1:
+            dims.append((None, 0, v[0], 1))
             continue
-        found = None
-        for name, _ in sizes:
-            x = [p[name] for p in probes]
-            if x[1] == x[0] or (v[1] - v[0]) % (x[1] - x[0]):
-                continue
-            a = (v[1] - v[0]) // (x[1] - x[0])
-            b = v[0] - a * x[0]
-            if a != 0 and a * x[2] + b == v[2]:
-                found = (name, a, b)
-                break
+        found = fit_affine(v, probes, sizes) or fit_strided(v, probes, sizes, d, observe)
         if found is None:
-            fail(f"dimension {d} of {what} ({v[0]}, {v[1]}, {v[2]} at three probes) is not "
-                 "a * size + b of one module-level size constant")
+            fail(f"dimension {d} of {what} ({', '.join(map(str, v))} at {len(v)} probes) is "
+                 "neither a * size + b nor (size + b) // stride of one module-level size "
+                 "constant")
         dims.append(found)
     return Shape(dims)
+
+
+def fit_affine(v, probes, sizes):
+    for name, _ in sizes:
+        x = [p[name] for p in probes]
+        if x[1] == x[0] or (v[1] - v[0]) % (x[1] - x[0]):
+            continue
+        a = (v[1] - v[0]) // (x[1] - x[0])
+        b = v[0] - a * x[0]
+        if a != 0 and all(a * xi + b == vi for xi, vi in zip(x, v)):
+            return (name, a, b, 1)
+    return None
+
+
+def fit_strided(v, probes, sizes, d, observe):
+    """(size + b) // q: a strided window ((height + 2 * padding - kernel) // stride + 1). Several
+    forms may fit the probes (x // 11 and (x + 1) // 12 agree on small x): the model runs again
+    where they part, until one is left; none or several left is no fit."""
+    cands = []
+    for q in range(2, MAX_STRIDE + 1):
+        for name, _ in sizes:
+            x = [p[name] for p in probes]
+            for b in range(-8 * q - 64, 8 * q + 65):
+                if all((xi + b) // q == vi for xi, vi in zip(x, v)):
+                    cands.append((name, 1, b, q))
+    tried = set()
+    for _ in range(12):
+        if len(cands) <= 1 or observe is None:
+            break
+        # Where the forms part the most, sizes past the probes' first (small windows raise).
+        options = []
+        for name in dict.fromkeys(c[0] for c in cands):
+            for x in range(8, 257):
+                values = dict(probes[0], **{name: x})
+                parts = len({(values[c[0]] + c[2]) // c[3] for c in cands})
+                if parts > 1 and (name, x) not in tried:
+                    options.append((-parts, x, name, values))
+        shape = None
+        for _, x, name, values in sorted(options, key=lambda o: (o[0], o[1]))[:6]:
+            tried.add((name, x))
+            shape = observe(values)
+            if shape is not None and len(shape) > d:
+                break
+            shape = None
+        if shape is None:
+            break
+        cands = [c for c in cands if (values[c[0]] + c[2]) // c[3] == shape[d]]
+    return cands[0] if len(cands) == 1 else None
 
 
 def probe_values(sizes, k):
@@ -414,7 +463,7 @@ def distribution(problem, node, index, probes_globals):
 
 
 def bound_expr(values, probes, sizes):
-    if values[0] == values[1] == values[2]:
+    if len(set(values)) == 1:
         return str(values[0])
     shape = fit_shape([(v,) for v in values], probes, sizes, "a torch.randint bound")
     return shape.exprs()[0]
@@ -460,9 +509,9 @@ def inspect_problem(path):
     sizes = find_sizes(torch, problem, constants)
     bench = {name: value for name, value in sizes}
 
-    # Three probes, every size at its own value; the first again with another seed.
+    # The probes, every size at its own value; the first again with another seed.
     probes, globals_at, runs = [], [], []
-    for k in range(3):
+    for k in range(len(PROBES)):
         values = probe_values(sizes, k)
         g = problem.run(values)
         torch.manual_seed(1000 + k)
@@ -481,6 +530,34 @@ def inspect_problem(path):
     if [tuple(o.shape) for o in again] != first:
         fail("the output's shape depends on the data (two draws at the same sizes gave "
              f"{first} and {[tuple(o.shape) for o in again]})")
+
+    cache = {}
+
+    def shapes_at(values):
+        """Every tensor's shape at `values` (the model run once per values), or None."""
+        key = tuple(sorted(values.items()))
+        if key not in cache:
+            try:
+                g = problem.run(values)
+                torch.manual_seed(5)
+                xs = call_get_inputs(torch, g)
+                model = build_model(torch, g, 1)
+                named = {n: tuple(t.shape) for n, t in named_tensors(model)}
+                outs = forward(torch, model, xs, "")
+                cache[key] = ([tuple(x.shape) for x in xs], named, [tuple(o.shape) for o in outs])
+            except CannotImport:
+                cache[key] = None
+        return cache[key]
+
+    def observer(kind, index):
+        def observe(values):
+            at = shapes_at(values)
+            if at is None:
+                return None
+            part = at[kind]
+            return part.get(index) if isinstance(part, dict) else \
+                part[index] if index < len(part) else None
+        return observe
 
     forward_params = list(inspect.signature(runs[0][3].forward).parameters)
     get_inputs_names = returned_elements(problem.get_inputs_ast)
@@ -504,7 +581,8 @@ def inspect_problem(path):
         if dist["kind"] == "randint":
             dist = {"kind": "randint", "low": bound_expr(dist["low_at"], probes, sizes),
                     "high": bound_expr(dist["high_at"], probes, sizes)}
-        shape = fit_shape([tuple(r[0][i].shape) for r in runs], probes, sizes, what)
+        shape = fit_shape([tuple(r[0][i].shape) for r in runs], probes, sizes, what,
+                          observer(0, i))
         inputs.append({"name": name, "dtype": dtype_name(runs[0][0][i], what), "shape": shape,
                        "dist": dist})
 
@@ -518,7 +596,8 @@ def inspect_problem(path):
         at = [r[1].get(torch_name) for r in runs]
         if any(x is None for x in at):
             fail(f"{what} exists at some sizes only")
-        shape = fit_shape([tuple(x.shape) for x in at], probes, sizes, what)
+        shape = fit_shape([tuple(x.shape) for x in at], probes, sizes, what,
+                          observer(1, torch_name))
         flat = t.detach().double().flatten()
         lo, hi = (float(flat.min()), float(flat.max())) if flat.numel() else (0.0, 0.0)
         init = {"kind": "constant", "value": lo} if lo == hi else \
@@ -530,7 +609,8 @@ def inspect_problem(path):
     outputs = []
     for i in range(len(first)):
         what = f"output {i}"
-        shape = fit_shape([tuple(r[2][i].shape) for r in runs], probes, sizes, what)
+        shape = fit_shape([tuple(r[2][i].shape) for r in runs], probes, sizes, what,
+                          observer(2, i))
         name = "out" if len(first) == 1 else f"out{i}"
         outputs.append({"name": name, "dtype": dtype_name(runs[0][2][i], what), "shape": shape})
 

@@ -24,6 +24,7 @@ namespace fs = std::filesystem;
 using testing::RunKfoundry;
 
 const std::string kProblems = std::string(KF_TEST_DATA) + "/kernelbench";
+// Problems of our own: the malformed ones, and a strided pooling window.
 const std::string kBad = std::string(KF_TEST_DATA) + "/torch_import";
 
 // Whether kfoundry will find a python3 with PyTorch (the interpreters it tries, in its order).
@@ -176,6 +177,16 @@ TEST(CliImport, ShapesParametersAndDistributionsFollowTheProblem) {
   EXPECT_EQ(Arg(bn, "bn_weight").init.a, 0.5);
   EXPECT_EQ(Arg(bn, "bn_running_var").init.kind, InitSpec::Kind::kConstant);
   EXPECT_EQ(Arg(bn, "bn_running_var").init.a, 1.0);
+
+  // A strided window's output is a floor of the size, told apart from forms that fit the probes
+  // alone (x // 3 and (x + 1) // 3 differ at a third of the sizes).
+  testing::KfResult r =
+      RunKfoundry(fmt::format("import {}/strided_pool.py -o {}/strided", kBad, dir));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Task strided = LoadTask(dir + "/strided");
+  EXPECT_EQ(ShapeOf(Arg(strided, "out")),
+            (std::vector<std::string>{"batch_size", "channels", "height // 3", "width // 3"}));
+  EXPECT_EQ(strided.args[0].init.kind, InitSpec::Kind::kNormal);  // torch.randn
 
   Task ln = Import("40_LayerNorm", dir + "/ln");
   EXPECT_EQ(ShapeOf(Arg(ln, "ln_weight")), (std::vector<std::string>{"features", "dim1", "dim2"}));
