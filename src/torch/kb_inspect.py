@@ -6,7 +6,7 @@ task needs from it: `kfoundry import` runs this in a child process (src/torch/im
 
 The file must define `class Model`, `get_inputs()` and `get_init_inputs()`, with its sizes as
 module-level integer constants (`batch_size = 16`, or the elements of a literal tuple such as
-`input_shape = (32768,)`, named `input_shape_0`). The answer:
+`row_shape = (24576,)`, named `row_shape_0`). The answer:
 
   {"sizes": [{"name", "value"}],                  the constants the tensors' shapes follow
    "constants": [{"name", "value"}],              every module-level integer, for the record
