@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs every system dependency of KernelFoundry from Debian's packages (cpp-httplib serves
-# the dashboard; headless Chromium with its driver and Selenium test the report's pages; PyTorch
-# (CPU) and NumPy run `kfoundry import`'s inspection of PyTorch problems and their tests).
-# Idempotent: a package already present is left alone, so a second run costs one dpkg query.
+# Installs KernelFoundry's system dependencies from Debian's packages: what building it and
+# running it need (scripts/run.sh), and with --tests what its test suite needs besides (headless
+# Chromium with its driver and Selenium test the report's pages; PyTorch (CPU) and NumPy run
+# `kfoundry import`'s inspection of PyTorch problems and its tests). Idempotent: a package
+# already present is left alone, so a second run costs one dpkg query.
 set -euo pipefail
 
 packages=(
@@ -11,10 +12,14 @@ packages=(
   libsqlite3-dev libsqlitecpp-dev libxxhash-dev zlib1g-dev libcurl4-openssl-dev
   ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd clinfo
   libgtest-dev libgmock-dev googletest
-  python3 python3-torch python3-numpy
+  python3
   libcpp-httplib-dev
-  chromium chromium-driver python3-selenium python3-pil
 )
+case "${1:-}" in
+  --tests) packages+=(chromium chromium-driver python3-selenium python3-pil python3-torch python3-numpy) ;;
+  "") ;;
+  *) echo "usage: scripts/setup.sh [--tests]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

@@ -5,7 +5,7 @@
 #   3. the style checks (clang-format everywhere, clang-tidy on changed sources).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh --tests
 jobs=$(nproc)
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKF_WARNINGS_AS_ERRORS=ON >/dev/null
