@@ -107,6 +107,12 @@ TEST(LlmOptimize, EveryScriptedReplyGetsAVerdictAndTheArchiveImproves) {
     reasons += p.outcome.value("reason", "") + "\n";
     if (p.index == 0 || p.state == ProposalState::kAbandoned)
       continue;  // the baseline; never answered
+    if (p.request.value("by", "") == "deepen") {
+      // Once the script's replies repeat, the search tunes its elites deeper: no prompt.
+      EXPECT_TRUE(!p.proposal || p.proposal->origin.rfind("deeper tuning of ", 0) == 0)
+          << "proposal " << p.index;
+      continue;
+    }
     const nlohmann::json trail = p.outcome.value("proposer", nlohmann::json::object());
     EXPECT_TRUE(trail.contains("messages"))
         << "proposal " << p.index << " (" << ProposalStateName(p.state) << ") kept no prompt";
