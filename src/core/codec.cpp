@@ -122,6 +122,8 @@ nlohmann::json EvaluationToJson(const Evaluation& ev) {
       {"nan_count", Compared(ev, ev.nan_count)},
       {"bandwidth_gbs", Optional(ev.bandwidth_gbs)},
       {"roofline_fraction", Optional(ev.roofline_fraction)},
+      {"gflops", Optional(ev.gflops)},
+      {"compute_fraction", Optional(ev.compute_fraction)},
       {"descriptor",
        ev.descriptor.empty() ? nlohmann::json(nullptr) : nlohmann::json(ev.descriptor)},
       {"compile_log", ev.compile_log},
@@ -155,6 +157,8 @@ Evaluation EvaluationFromJson(const nlohmann::json& j) {
   }
   ev.bandwidth_gbs = OptionalFrom(j, "bandwidth_gbs");
   ev.roofline_fraction = OptionalFrom(j, "roofline_fraction");
+  ev.gflops = OptionalFrom(j, "gflops");
+  ev.compute_fraction = OptionalFrom(j, "compute_fraction");
   ev.compile_log = j.value("compile_log", "");
   ev.compile_cache_hit = j.value("compile_cache_hit", false);
   ev.hints = j.value("hints", std::vector<std::string>{});

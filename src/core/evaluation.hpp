@@ -48,7 +48,11 @@ struct Evaluation {
   double max_abs_err = 0, max_rel_err = 0, bad_ratio = 0;
   long long nan_count = 0;
   std::optional<double> bandwidth_gbs;
-  std::optional<double> roofline_fraction;
+  std::optional<double> roofline_fraction;  // of the device's measured copy bandwidth
+  // For a task that declares FLOPs: the arithmetic rate at the median time, and its fraction of
+  // the device's measured peak (the fastest precision class: the compute ceiling).
+  std::optional<double> gflops;
+  std::optional<double> compute_fraction;
   std::string compile_log;
   bool compile_cache_hit = false;  // the binary came from the compile cache
   std::vector<std::string> hints;

@@ -225,9 +225,14 @@ bool Evaluator::Derive(const Env& sizes, Evaluation& ev) {
 }
 
 bool Evaluator::CheckComputeFloor(const Env& sizes, Evaluation& ev) {
-  const double peak_gflops = peak_compute_.Max();
-  if (!task_.flops || ev.time->min_ms <= 0 || peak_gflops <= 0) return true;
+  if (!task_.flops) return true;
   const double flops = task_.flops->Eval(sizes);
+  const double peak_gflops = peak_compute_.Max();
+  if (ev.time->median_ms > 0 && flops > 0) {
+    ev.gflops = flops / (ev.time->median_ms * 1e-3) / 1e9;
+    if (peak_gflops > 0) ev.compute_fraction = *ev.gflops / peak_gflops;
+  }
+  if (ev.time->min_ms <= 0 || peak_gflops <= 0) return true;
   const double best_gflops = flops / (ev.time->min_ms * 1e-3) / 1e9;
   const double margin = device_.info().device_class == DeviceClass::kCpu
                             ? options_.cpu_compute_margin

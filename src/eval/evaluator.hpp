@@ -131,6 +131,7 @@ class Evaluator {
   // Speedup, bandwidth, roofline fraction; false (implausible) past the physics floor: the
   // bytes over the peak bandwidth, then the FLOPs over the peak arithmetic rate.
   bool Derive(const Env& sizes, Evaluation& ev);
+  // The arithmetic rate and its fraction of the peak, then the FLOP floor.
   bool CheckComputeFloor(const Env& sizes, Evaluation& ev);
   // Moves to a step (at a size set and seed, once inputs are drawn), and says where it is now.
   void At(std::string step, std::string sizes = "", std::optional<uint64_t> seed = std::nullopt) {

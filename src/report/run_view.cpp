@@ -33,19 +33,26 @@ json LastFinish(Store& store, const std::string& run) {
   return finish;
 }
 
-// The copy bandwidth the run's roofline fractions were taken against (each ok evaluation has
-// bandwidth / peak), and, with the task, its bytes and FLOPs at the timed size set.
+// The ceilings the run's fractions were taken against (each ok evaluation has bandwidth / peak
+// bandwidth, and for a task with FLOPs the rate / peak rate), and, with the task, its bytes and
+// FLOPs at the timed size set.
 json Roofline(const std::vector<StoredEvaluation>& all, const Task* task) {
-  std::vector<double> peaks;
+  std::vector<double> peaks, compute_peaks;
   std::string sizes;
   for (const StoredEvaluation& s : all) {
     const Evaluation& ev = s.evaluation;
     if (ev.status != Status::kOk) continue;
     if (ev.bandwidth_gbs && ev.roofline_fraction && *ev.roofline_fraction > 0)
       peaks.push_back(*ev.bandwidth_gbs / *ev.roofline_fraction);
+    if (ev.gflops && ev.compute_fraction && *ev.compute_fraction > 0)
+      compute_peaks.push_back(*ev.gflops / *ev.compute_fraction);
     if (sizes.empty()) sizes = ev.bench_sizes;
   }
-  json out = {{"peak_gbs", peaks.empty() ? json(nullptr) : json(Median(peaks))},
+  auto median_or_null = [](const std::vector<double>& v) {
+    return v.empty() ? json(nullptr) : json(Median(v));
+  };
+  json out = {{"peak_gbs", median_or_null(peaks)},
+              {"peak_gflops", median_or_null(compute_peaks)},
               {"sizes", sizes},
               {"min_bytes", nullptr},
               {"flops", nullptr},
@@ -87,6 +94,8 @@ json EvaluationFigures(const StoredEvaluation& s, size_t log_limit) {
             {"speedup", OrNull(ev.speedup)},
             {"gbs", OrNull(ev.bandwidth_gbs)},
             {"roofline", OrNull(ev.roofline_fraction)},
+            {"gflops", OrNull(ev.gflops)},
+            {"compute", OrNull(ev.compute_fraction)},
             {"compared", ev.compared},
             {"max_abs_err", ev.compared ? json(ev.max_abs_err) : json(nullptr)},
             {"max_rel_err", ev.compared ? json(ev.max_rel_err) : json(nullptr)},
@@ -280,11 +289,12 @@ json RunView(Store& store, const RunInfo& info, const DescriptorSpace& space, co
 
   json finals = json::array();
   for (const FinalCheck& f : s.finals) {
-    std::vector<double> times, fractions;
+    std::vector<double> times, fractions, compute;
     for (const Evaluation& ev : f.runs) {
       if (ev.status != Status::kOk) continue;
       if (ev.time) times.push_back(ev.time->median_ms);
       if (ev.roofline_fraction) fractions.push_back(*ev.roofline_fraction);
+      if (ev.compute_fraction) compute.push_back(*ev.compute_fraction);
     }
     finals.push_back(
         {{"kernel", f.elite.kernel_id},
@@ -300,6 +310,7 @@ json RunView(Store& store, const RunInfo& info, const DescriptorSpace& space, co
          {"max_ms",
           times.empty() ? json(nullptr) : json(*std::max_element(times.begin(), times.end()))},
          {"roofline", fractions.empty() ? json(nullptr) : json(Median(fractions))},
+         {"compute", compute.empty() ? json(nullptr) : json(Median(compute))},
          {"device", f.device}});
   }
   out["finals"] = std::move(finals);

@@ -203,6 +203,9 @@ def main():
     ap.add_argument("--expect-growth", type=float, metavar="S",
                     help="a run that is going: within S seconds the page redraws with more evaluations "
                          "(body[data-evaluations]) than it first showed, without a reload")
+    ap.add_argument("--expect-ceilings", action="store_true",
+                    help="a task with FLOPs: the roofline (#kf-roofline) draws the copy bandwidth and the "
+                         "compute peak as ceilings")
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds to wait for the page (default 20)")
     args = ap.parse_args()
     if bool(args.api) != bool(args.run):
@@ -254,6 +257,18 @@ def main():
                 if len(tail) != 2 or urllib.parse.unquote(tail[1]) != name:
                     fails.add("run link %r goes to %r, not /runs/%s" % (name, href, urllib.parse.quote(name, safe="")))
             checked.append("%d run links" % len(links))
+
+        if args.expect_ceilings:
+            labels = driver.execute_script(
+                "return Array.from(document.querySelectorAll('#kf-roofline .kf-ceiling-label'))"
+                ".map(function (t) { return t.textContent; });") or []
+            lines = driver.execute_script("return document.querySelectorAll('#kf-roofline line.kf-ceiling').length;")
+            for want in ("copy bandwidth", "compute peak"):
+                if not any(want in t for t in labels):
+                    fails.add("the roofline has no %r ceiling (labels: %r)" % (want, labels))
+            if lines != 2:
+                fails.add("the roofline has %d ceiling lines, expected 2 (bandwidth, compute)" % lines)
+            checked.append("roofline ceilings: %s" % "; ".join(labels))
 
         cells = driver.execute_script(
             "return Array.from(document.querySelectorAll('.kf-cell.filled')).map(function (c) {"

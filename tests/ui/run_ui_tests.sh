@@ -5,7 +5,8 @@
 #      a screenshot that is not blank;
 #   2. `kfoundry serve` shows the store's runs and the same page for the run, its kernels'
 #      sources fetched from /api/;
-#   3. while a second run is going, its page refreshes as its evaluations land.
+#   3. a gemm_f32 run's roofline draws both ceilings (copy bandwidth, compute peak);
+#   4. while a second run is going, its page refreshes as its evaluations land.
 # Usage: run_ui_tests.sh KFOUNDRY WORKDIR. Exits 77 (skipped) without Chromium, its driver or
 # selenium.
 set -euo pipefail
@@ -32,6 +33,13 @@ echo "== the report, offline"
 "$kf" report r1 --store "$store" -o "$work/r1.html"
 ui "file://$work/r1.html" --offline --expect-cells "$cells" --screenshot "$work/report.png"
 
+echo "== the roofline of a task with FLOPs: bandwidth and compute ceilings"
+"$kf" optimize gemm_f32 --device opencl --budget 4 --tune-budget 1 --top 1 --repeats 1 \
+  --store "$store" --run g1 --out "$work/out" --json >"$work/g1.json" 2>"$work/g1.err" ||
+  { cat "$work/g1.err" >&2; exit 1; }
+"$kf" report g1 --store "$store" -o "$work/g1.html"
+ui "file://$work/g1.html" --offline --expect-ceilings --screenshot "$work/roofline.png"
+
 echo "== the dashboard"
 "$kf" serve --store "$store" --port 0 >"$work/serve.out" 2>"$work/serve.err" &
 serve=$!
@@ -43,7 +51,7 @@ for _ in $(seq 100); do
 done
 base=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/serve.out") ||
   { echo "serve did not start:" >&2; cat "$work/serve.err" >&2; exit 1; }
-ui "$base/" --expect-runs 1 --expect-cells 0 --screenshot "$work/index.png"
+ui "$base/" --expect-runs 2 --expect-cells 0 --screenshot "$work/index.png"
 ui "$base/runs/r1" --api "$base" --run r1 --expect-cells "$cells" --screenshot "$work/serve.png"
 
 echo "== a run that is going"

@@ -142,7 +142,10 @@ TEST(Codec, DevicesEvaluationsElitesAndProposalsRoundTrip) {
   ev.speedup = 3.2;
   ev.descriptor = {1, 2, 0};
   ev.check_seeds = {1, 2};
+  ev.gflops = 640.5;
+  ev.compute_fraction = 0.65;
   EXPECT_EQ(EvaluationToJson(EvaluationFromJson(EvaluationToJson(ev))), EvaluationToJson(ev));
+  EXPECT_EQ(EvaluationFromJson(EvaluationToJson(ev)).compute_fraction, 0.65);
 
   Elite e;
   e.cell = {1, 2, 0};

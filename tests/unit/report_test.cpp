@@ -34,6 +34,8 @@ Evaluation Ok(double ms, double baseline_ms, std::vector<int> cell) {
   ev.speedup = baseline_ms / ms;
   ev.bandwidth_gbs = 1000.0 / ms;  // a task moving 1 MB
   ev.roofline_fraction = *ev.bandwidth_gbs / 2000.0;
+  ev.gflops = 500.0 / ms;  // and doing 0.5 GFLOP
+  ev.compute_fraction = *ev.gflops / 8000.0;
   ev.compared = true;
   ev.bench_sizes = "bench";
   ev.descriptor = std::move(cell);
@@ -119,7 +121,8 @@ TEST_F(ReportTest, TheRunViewHoldsEveryEvaluationKernelAndFigure) {
   EXPECT_EQ(v["verdicts"]["incorrect"], 1);
   // The peak the fractions were taken against: bandwidth / fraction.
   EXPECT_NEAR(v["roofline"]["peak_gbs"].get<double>(), 2000.0, 1e-9);
-  EXPECT_TRUE(v["roofline"]["flops_per_byte"].is_null());  // no task given
+  EXPECT_NEAR(v["roofline"]["peak_gflops"].get<double>(), 8000.0, 1e-9);  // the compute ceiling
+  EXPECT_TRUE(v["roofline"]["flops_per_byte"].is_null());                 // no task given
   EXPECT_DOUBLE_EQ(v["baseline_ms"].get<double>(), 2.0);
   ASSERT_EQ(v["behaviour"].size(), space.dimensions().size());
   EXPECT_EQ(v["behaviour"][0]["name"], space.dimensions()[0].name);

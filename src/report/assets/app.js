@@ -489,6 +489,7 @@
     if (isNum(e.speedup)) lines.push("speedup " + fmtSpeed(e.speedup));
     if (isNum(e.time_ms)) lines.push("time " + fmtMs(e.time_ms));
     if (isNum(e.gbs)) lines.push(fmtNum(e.gbs) + " GB/s" + (isNum(e.roofline) ? " (" + fmtPct(e.roofline) + " of the copy bandwidth)" : ""));
+    if (isNum(e.gflops)) lines.push(fmtNum(e.gflops) + " GFLOP/s" + (isNum(e.compute) ? " (" + fmtPct(e.compute) + " of the compute peak)" : ""));
     if (isNum(e.t)) lines.push("at " + fmtSeconds(e.t));
     return lines.join("\n");
   }
@@ -607,6 +608,7 @@
     const M = S.M, R = S.run.roofline || {};
     const peak = isNum(R.peak_gbs) && R.peak_gbs > 0 ? R.peak_gbs : null;
     const fpb = isNum(R.flops_per_byte) && R.flops_per_byte > 0 ? R.flops_per_byte : null;
+    const cpeak = isNum(R.peak_gflops) && R.peak_gflops > 0 ? R.peak_gflops : null;
     const ok = M.evals.filter(e => e.status === "ok");
     const notes = [];
     if (R.sizes) notes.push("timed sizes: " + R.sizes);
@@ -614,6 +616,7 @@
     if (isNum(R.flops)) notes.push("FLOPs " + fmtNum(R.flops));
     if (peak) notes.push("measured copy bandwidth " + fmtNum(peak) + " GB/s");
     else notes.push("no measured copy bandwidth");
+    if (fpb) notes.push(cpeak ? "measured compute peak " + fmtNum(cpeak) + " GFLOP/s" : "no measured compute peak");
     const foot = h("p", { class: "kf-note", text: notes.join(" \u00b7 ") });
     if (fpb) {
       const gflops = e => {
@@ -628,16 +631,24 @@
       let ymin = Infinity, ymax = 0;
       for (const p of pts) { if (p[1] < ymin) ymin = p[1]; if (p[1] > ymax) ymax = p[1]; }
       if (peak) { ymax = Math.max(ymax, peak * fpb * 3); ymin = Math.min(ymin, peak * xlo); }
+      if (cpeak) ymax = Math.max(ymax, cpeak * 2);
       ymin = Math.pow(10, Math.floor(Math.log10(ymin / 1.5)));
       ymax = Math.pow(10, Math.ceil(Math.log10(ymax * 1.2)));
       const f = frame({ label: "roofline", xType: "log", yType: "log", xDomain: [xlo, xhi], yDomain: [ymin, ymax], xTitle: "arithmetic intensity (FLOP/byte)", yTitle: "achieved GFLOP/s" });
-      if (peak) {
-        const xa = Math.max(xlo, ymin / peak), xb = Math.min(xhi, ymax / peak);
+      if (peak) {  // the bandwidth ceiling, up to the ridge where the compute ceiling takes over
+        const xa = Math.max(xlo, ymin / peak), xb = Math.min(xhi, ymax / peak, cpeak ? cpeak / peak : Infinity);
         if (xb > xa) {
           f.plot.appendChild(s("line", { class: "kf-ceiling", x1: r1(f.x(xa)), y1: r1(f.y(peak * xa)), x2: r1(f.x(xb)), y2: r1(f.y(peak * xb)) }));
           const lx = Math.min(xb, fpb * 6);
           const ang = Math.atan2(f.y(peak * xb) - f.y(peak * xa), f.x(xb) - f.x(xa)) * 180 / Math.PI;
           f.plot.appendChild(s("text", { class: "kf-label kf-ceiling-label", x: r1(f.x(lx)), y: r1(f.y(peak * lx)) - 6, "text-anchor": "end", transform: "rotate(" + ang.toFixed(1) + " " + r1(f.x(lx)) + " " + (r1(f.y(peak * lx)) - 6) + ")", text: "copy bandwidth " + fmtNum(peak) + " GB/s" }));
+        }
+      }
+      if (cpeak) {
+        const xa = Math.max(xlo, peak ? cpeak / peak : xlo), yc = r1(f.y(cpeak));
+        if (xa < xhi) {
+          f.plot.appendChild(s("line", { class: "kf-ceiling", x1: r1(f.x(xa)), y1: yc, x2: r1(f.x(xhi)), y2: yc }));
+          f.plot.appendChild(s("text", { class: "kf-label kf-ceiling-label", x: f.W - f.m.r - 4, y: yc - 5, "text-anchor": "end", text: "compute peak " + fmtNum(cpeak) + " GFLOP/s" }));
         }
       }
       const xi = r1(f.x(fpb));
@@ -649,7 +660,7 @@
       if (a) f.plot.appendChild(a);
       if (b) f.plot.appendChild(b);
       picker(f.svg, screen, e => describeEval(e) + "\n" + fmtNum(gflops(e)) + " GFLOP/s");
-      return [f.svg, legend([["#1c7ed6", "search (ok)"], ["#f08c00", "final re-verification"], ["#c92a2a", "bandwidth ceiling", "kf-line"]]), foot];
+      return [f.svg, legend([["#1c7ed6", "search (ok)"], ["#f08c00", "final re-verification"], ["#c92a2a", cpeak ? "bandwidth and compute ceilings" : "bandwidth ceiling", "kf-line"]]), foot];
     }
     const pts = ok.filter(e => isNum(e.gbs) && isNum(e.seq));
     if (!pts.length) return [placeholder("No correct evaluation yet."), foot];
