@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "backend/cuda/cuda_api.hpp"
@@ -13,6 +14,8 @@
 #include "eval/corpus.hpp"
 #include "eval/device_tools_source.hpp"
 #include "eval/ghost_replay.hpp"
+#include "eval/precheck.hpp"
+#include "tune/space.hpp"
 
 namespace kf {
 namespace {
@@ -78,6 +81,36 @@ TEST_F(Nvrtc, CompilesEveryBundledCudaKernelToAnSm90aCubin) {
         EXPECT_EQ(out.lowered_name, k.entry);
       }
     }
+  }
+}
+
+// The templates that no GPU of this machine can run build at every configuration their
+// constraints allow on an H100 (227 KB of opt-in shared memory per block) at the task's size of
+// record, not only at their defaults: the tuner may pick any of them.
+TEST_F(Nvrtc, CompilesEveryConfigurationOfTheHopperAttentionTemplate) {
+  const std::vector<Task> tasks = BundledTasks();
+  auto task = std::find_if(tasks.begin(), tasks.end(),
+                           [](const Task& t) { return t.name == "attention_fwd"; });
+  ASSERT_NE(task, tasks.end());
+  auto record = std::find_if(task->bench_sizes.begin(), task->bench_sizes.end(),
+                             [](const SizeSet& s) { return s.name == "record"; });
+  ASSERT_NE(record, task->bench_sizes.end());
+  DeviceInfo h100;
+  h100.backend = "cuda";
+  h100.compute_units = 132;
+  h100.max_work_group_size = 1024;
+  h100.local_mem_bytes = 232448;
+  h100.sub_group_width = 32;
+  const Kernel k = LoadKernelFile(task->PathOf("flash_wgmma.cu"));
+  const SearchSpace space = SearchSpace::FromKernel(k, ConstraintEnv(h100, record->sizes, {}));
+  ASSERT_GE(space.size(), 8u);  // 3 tile widths x 3 depths x 2 schedules, less what does not fit
+  ASSERT_LT(space.size(), space.product_size());  // the shared-memory constraint removes some
+  for (const Point& p : space.points()) {
+    const Config c = space.ToConfig(p);
+    SCOPED_TRACE(space.Key(p));
+    cuda::NvrtcOutput out = cuda::CompileCuda(*nvrtc_, k.source, k.entry, {c.begin(), c.end()}, 90);
+    ASSERT_TRUE(out.ok) << out.log;
+    EXPECT_NE(out.ptx.find("wgmma.mma_async"), std::string::npos);
   }
 }
 
