@@ -38,6 +38,13 @@ std::string OnPath(const std::string& name) {
   return "";
 }
 
+// The set's sizes as the problem's integer constants.
+nlohmann::json IntegerSizes(const SizeSet& set) {
+  nlohmann::json sizes = nlohmann::json::object();
+  for (const auto& [name, value] : set.sizes) sizes[name] = static_cast<int64_t>(value);
+  return sizes;
+}
+
 std::string MakePrivateDir() {
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/kf-torch-XXXXXX";
@@ -176,7 +183,7 @@ std::vector<HostBuffer> TorchReference::Outputs(const SizeSet& set,
                                                 const std::vector<HostBuffer>& args) {
   nlohmann::json list = WriteArgs(set, args, true);
   const std::string what = fmt::format("at size set '{}'", set.name);
-  Ask({{"op", "run"}, {"sizes", set.sizes}, {"args", list}}, what);
+  Ask({{"op", "run"}, {"sizes", IntegerSizes(set)}, {"args", list}}, what);
   std::vector<HostBuffer> out(task_.args.size());
   const Env env = SizesEnv(set.sizes);
   for (size_t i = 0, k = 0; i < task_.args.size(); ++i) {
@@ -208,7 +215,7 @@ std::vector<ExternalBaseline> TorchReference::TimeBaselines(const SizeSet& set,
                                                             int64_t flush_bytes, bool eager_only) {
   nlohmann::json list = WriteArgs(set, args, false);
   nlohmann::json answer = Ask({{"op", "time"},
-                               {"sizes", set.sizes},
+                               {"sizes", IntegerSizes(set)},
                                {"args", list},
                                {"flush_bytes", flush_bytes},
                                {"eager_only", eager_only},
