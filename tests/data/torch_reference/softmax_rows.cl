@@ -3,8 +3,7 @@
 // @kernel softmax_rows
 // @grid ceil_div(batch_size, 16)
 // @block 16
-__kernel void softmax_rows(__global const float* x, __global float* out, int batch_size,
-                           int dim) {
+__kernel void softmax_rows(__global const float* x, __global float* out, int batch_size, int dim) {
   int row = get_global_id(0);
   if (row >= batch_size) return;
   __global const float* in = x + (size_t)row * dim;
