@@ -12,6 +12,7 @@
 #include "eval/judge.hpp"
 #include "eval/precheck.hpp"
 #include "search/classifier.hpp"
+#include "torch/torch_reference.hpp"
 
 namespace kf {
 
@@ -72,8 +73,9 @@ void PrintEvaluation(const Evaluation& ev, const Task& task, double peak_gbs,
     fmt::print("time        {}  at sizes '{}'\n", FormatMs(ev.time), ev.bench_sizes);
     fmt::print("baseline    {}\n", FormatMs(ev.baseline_time));
     if (ev.speedup)
-      fmt::print("speedup     {:.3f}x over the baseline (same process, interleaved)\n",
-                 *ev.speedup);
+      fmt::print("speedup     {:.3f}x over the baseline (same process{})\n", *ev.speedup,
+                 ev.external_baselines.empty() ? ", interleaved" : "");
+    PrintExternalBaselines(ev);
     if (ev.bandwidth_gbs) {
       fmt::print("bandwidth   {:.1f} GB/s", *ev.bandwidth_gbs);
       if (ev.roofline_fraction) {
@@ -115,6 +117,7 @@ int EvalInProcess(const EvalArgs& a, const Task& task) {
   EvalOptions options;
   options.bench_sizes = a.sizes;
   options.settings = a.settings;
+  options.reference_source = TorchReferenceFactory();
   Evaluator evaluator(*device, task, cache, options);
   std::string listing;
   Evaluation ev = evaluator.Evaluate(RunRequest{{kernel, config}, std::nullopt}, &listing);
@@ -129,6 +132,18 @@ int EvalInProcess(const EvalArgs& a, const Task& task) {
 }
 
 }  // namespace
+
+void PrintExternalBaselines(const Evaluation& ev) {
+  for (const ExternalBaseline& b : ev.external_baselines) {
+    if (!b.time) {
+      fmt::print("vs {:<13} unavailable: {}\n", b.name, b.unavailable);
+      continue;
+    }
+    fmt::print("vs {:<13} {}  {:.4f} ms median ({} runs) on {}, same inputs and sizes\n", b.name,
+               b.speedup ? fmt::format("{:.3f}x", *b.speedup) : std::string("-"), b.time->median_ms,
+               b.time->runs, b.device);
+  }
+}
 
 void WarnIfOverPeak(const Evaluation& ev) {
   if (ev.roofline_fraction && *ev.roofline_fraction > 1.0)

@@ -24,4 +24,8 @@ int RunEval(const EvalArgs& args, const std::string& self);
 // The text output's warning for a kernel shown over 100% of the device's peak bandwidth.
 void WarnIfOverPeak(const Evaluation& ev);
 
+// The text output's lines for PyTorch's own times (a task whose reference is a PyTorch module):
+// "vs torch eager  2.315x (0.8123 ms on cpu (PyTorch 1.13.0, 2 threads))", or why none.
+void PrintExternalBaselines(const Evaluation& ev);
+
 }  // namespace kf

@@ -24,6 +24,7 @@
 #include "core/task_library.hpp"
 #include "eval/builder.hpp"
 #include "eval/executor_main.hpp"
+#include "torch/torch_reference.hpp"
 
 namespace {
 
@@ -404,6 +405,7 @@ int main(int argc, char** argv) {
   executor->add_option("--limit-as-gib", exec_args.options.address_space_gib);
   executor->add_option("--limit-cpu-s", exec_args.options.cpu_seconds);
   executor->add_option("--parent", exec_args.parent);
+  exec_args.reference_source = kf::TorchReferenceFactory();  // a PyTorch module as the reference
 
   kf::BuilderArgs builder_args;
   CLI::App* builder = app.add_subcommand("builder", "Internal: a compile process of the pool");

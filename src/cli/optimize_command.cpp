@@ -380,6 +380,7 @@ int PrintText(const RunSummary& s, const Totals& t, const OptimizeArgs& a,
     fmt::print("time        {:.4f} ms median at sizes '{}' (baseline {:.4f} ms)\n",
                run.time->median_ms, run.bench_sizes,
                run.baseline_time ? run.baseline_time->median_ms : 0.0);
+  PrintExternalBaselines(run);
   if (run.bandwidth_gbs) {
     fmt::print("bandwidth   {:.1f} GB/s", *run.bandwidth_gbs);
     if (run.roofline_fraction)

@@ -106,6 +106,38 @@ Config ConfigFromJson(const nlohmann::json& j) {
   return c;
 }
 
+namespace {
+
+nlohmann::json ExternalBaselinesJson(const std::vector<ExternalBaseline>& baselines) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ExternalBaseline& b : baselines) {
+    nlohmann::json j = {{"name", b.name},
+                        {"device", b.device},
+                        {"time_ms", TimingJson(b.time)},
+                        {"speedup", Optional(b.speedup)}};
+    if (!b.unavailable.empty()) j["unavailable"] = b.unavailable;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::vector<ExternalBaseline> ExternalBaselinesFrom(const nlohmann::json& j) {
+  std::vector<ExternalBaseline> out;
+  if (!j.is_array()) return out;
+  for (const nlohmann::json& b : j) {
+    ExternalBaseline e;
+    e.name = b.value("name", "");
+    e.device = b.value("device", "");
+    e.time = TimingFrom(b.value("time_ms", nlohmann::json()));
+    e.speedup = OptionalFrom(b, "speedup");
+    e.unavailable = b.value("unavailable", "");
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json EvaluationToJson(const Evaluation& ev) {
   return {
       {"status", StatusName(ev.status)},
@@ -116,6 +148,7 @@ nlohmann::json EvaluationToJson(const Evaluation& ev) {
       {"time_ms", TimingJson(ev.time)},
       {"baseline_time_ms", TimingJson(ev.baseline_time)},
       {"speedup", Optional(ev.speedup)},
+      {"external_baselines", ExternalBaselinesJson(ev.external_baselines)},
       {"max_abs_err", Compared(ev, ev.max_abs_err)},
       {"max_rel_err", Compared(ev, ev.max_rel_err)},
       {"bad_ratio", Compared(ev, ev.bad_ratio)},
@@ -146,6 +179,7 @@ Evaluation EvaluationFromJson(const nlohmann::json& j) {
   ev.time = TimingFrom(j.value("time_ms", nlohmann::json()));
   ev.baseline_time = TimingFrom(j.value("baseline_time_ms", nlohmann::json()));
   ev.speedup = OptionalFrom(j, "speedup");
+  ev.external_baselines = ExternalBaselinesFrom(j.value("external_baselines", nlohmann::json()));
   // Stored before the figures could be absent, an evaluation has numbers (0 where nothing was
   // compared): it loads as compared.
   ev.compared = j.contains("max_abs_err") && j["max_abs_err"].is_number();

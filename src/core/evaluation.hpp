@@ -32,6 +32,17 @@ struct TimingStats {
 
 TimingStats Summarize(std::vector<double> samples_ms);
 
+// A time to beat from outside the task's kernels: PyTorch eager or torch.compile for a task whose
+// reference is a PyTorch module, timed by the reference's process on the same inputs at the
+// benchmark sizes (docs/pytorch.md).
+struct ExternalBaseline {
+  std::string name;    // "torch eager", "torch.compile"
+  std::string device;  // where it ran: "cpu (PyTorch 1.13.0, 2 threads)"
+  std::optional<TimingStats> time;
+  std::optional<double> speedup;  // its median time over the candidate's
+  std::string unavailable;        // why it has no time ("torch.compile is not in PyTorch 1.13")
+};
+
 struct Evaluation {
   Status status = Status::kOk;
   std::string reason;  // why, for every status but ok
@@ -42,6 +53,8 @@ struct Evaluation {
   std::optional<TimingStats> time;
   std::optional<TimingStats> baseline_time;
   std::optional<double> speedup;
+  // PyTorch's own times (eager, torch.compile) for a task whose reference is a PyTorch module.
+  std::vector<ExternalBaseline> external_baselines;
   // Comparison figures, meaningful only when `compared` (an output was compared with the
   // reference's); a kernel that failed before that has none (JSON null, "not reached").
   bool compared = false;

@@ -47,11 +47,11 @@ Evaluator::Timing Evaluator::TimeLaunches(LoadedKernel* candidate, const Launch&
                                           DeviceWorkspace& ws, bool with_baseline,
                                           const EvalSettings& s) {
   Timing t;
-  LoadedKernel& base = *baseline_->loaded;
-  const Launch base_launch = MakeLaunch(baseline_->kernel, baseline_->config, ws.env());
-  LoadedKernel& timed = candidate ? *candidate : base;
+  with_baseline = with_baseline && candidate && baseline_;
+  const Launch base_launch =
+      baseline_ ? MakeLaunch(baseline_->kernel, baseline_->config, ws.env()) : Launch{};
+  LoadedKernel& timed = candidate ? *candidate : *baseline_->loaded;
   const Launch& timed_launch = candidate ? launch : base_launch;
-  with_baseline = with_baseline && candidate;
   const auto start = std::chrono::steady_clock::now();
   double candidate_ms = 0;
   for (int done = 0; done < s.warmup_runs + s.max_runs;) {
@@ -67,7 +67,7 @@ Evaluator::Timing Evaluator::TimeLaunches(LoadedKernel* candidate, const Launch&
       if (with_baseline) {  // the baseline first, so the last output is the candidate's
         ws.PrepareCandidate();
         Must(device_.EnqueueFlushCache(), "flushing the cache");
-        Must(device_.EnqueueTimed(base, ws.candidate_args(), base_launch, slot++),
+        Must(device_.EnqueueTimed(*baseline_->loaded, ws.candidate_args(), base_launch, slot++),
              "the task's baseline kernel");
       }
       ws.PrepareCandidate();
@@ -114,21 +114,32 @@ Evaluator::Timing Evaluator::TimeLaunches(LoadedKernel* candidate, const Launch&
   return t;
 }
 
-std::optional<TimingStats> Evaluator::ReusedBaseline(DeviceWorkspace& ws, const EvalSettings& s) {
+const Evaluator::ReusedTiming& Evaluator::ReusedBaselines(DeviceWorkspace& ws,
+                                                          const EvalSettings& s, bool kernel) {
   using Clock = std::chrono::steady_clock;
   bool stale = !baseline_timing_ || baseline_timing_->candidates >= s.baseline_every ||
                std::chrono::duration<double>(Clock::now() - baseline_timing_->when).count() >=
-                   s.baseline_seconds;
+                   s.baseline_seconds ||
+               (kernel && !baseline_timing_->kernel);
   if (stale) {
-    EvalSettings own = s;  // the baseline's own timing is never cut short
+    ReusedTiming fresh{std::nullopt, {}, Clock::now(), 0};
+    EvalSettings own = s;  // the baselines' own timing is never cut short
     own.time_to_beat_ms = 0;
     own.min_runs = std::max(own.min_runs, 10);
-    Timing t = TimeLaunches(nullptr, Launch{}, ws, false, own);
-    if (!t.error.empty()) throw ToolError("the task's baseline kernel failed: " + t.error);
-    baseline_timing_ = ReusedTiming{Summarize(t.candidate), Clock::now(), 0};
+    if (kernel) {
+      Timing t = TimeLaunches(nullptr, Launch{}, ws, false, own);
+      if (!t.error.empty()) throw ToolError("the task's baseline kernel failed: " + t.error);
+      fresh.kernel = Summarize(t.candidate);
+    }
+    if (source_) {
+      Phase(EvalPhase::kHost, 1, "baseline");
+      fresh.external =
+          source_->TimeBaselines(ws.set(), ws.ReadInputs(), own, FlushBytes(device_.info()), false);
+    }
+    baseline_timing_ = std::move(fresh);
   }
   ++baseline_timing_->candidates;
-  return baseline_timing_->stats;
+  return *baseline_timing_;
 }
 
 void Evaluator::GhostReplay(DeviceWorkspace& ws, const std::function<void()>& run_reference,
@@ -169,13 +180,9 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
       At("check", set.name, seed);
       const std::string where = Where(), launch_where = where + ", candidate launch";
       Must(ws.Draw(seed), "drawing inputs");
-      const Launch ref_launch = MakeLaunch(reference_->kernel, reference_->config, ws.env());
       // The reference runs after the candidate, so no result of it lies on the device while the
       // candidate runs (a kernel could find it and copy it).
-      auto run_reference = [&]() {
-        Phase(EvalPhase::kHost, 1, "reference");
-        Must(ws.EnqueueReference(*reference_->loaded, ref_launch), "the task's reference kernel");
-      };
+      auto run_reference = [&]() { RunReference(ws); };
       if (!ghost_replayed) {
         GhostReplay(ws, run_reference, tolerance, where);
         ghost_replayed = true;
@@ -260,18 +267,26 @@ bool Evaluator::TimeOnDevice(const Kernel& kernel, const Config& config, LoadedK
   const std::string where = Where();
   Must(ws.Draw(seed), "drawing inputs");
   Launch launch = MakeLaunch(kernel, config, ws.env());
-  std::optional<TimingStats> baseline;
-  if (!settings.interleave_baseline) baseline = ReusedBaseline(ws, settings);
-  Timing t = TimeLaunches(&loaded, launch, ws, settings.interleave_baseline, settings);
+  // The baseline kernel interleaved with the candidate, or timed every so often; PyTorch's own
+  // times (a PyTorch reference) every so often, on the same inputs, before the candidate's.
+  const bool interleave = settings.interleave_baseline && baseline_;
+  const ReusedTiming& reused = ReusedBaselines(ws, settings, baseline_ && !interleave);
+  ev.external_baselines = reused.external;
+  std::optional<TimingStats> baseline = reused.kernel;
+  if (!baseline_) {  // PyTorch eager is the baseline
+    const ExternalBaseline* eager = reused.external.empty() ? nullptr : &reused.external.front();
+    if (!eager || !eager->time)
+      throw ToolError("the reference's baseline could not be timed: " +
+                      (eager ? eager->unavailable : std::string("no figure")));
+    baseline = eager->time;
+  }
+  Timing t = TimeLaunches(&loaded, launch, ws, interleave, settings);
   if (!t.error.empty())
     return LaunchFailed(ev, t.error, launch, info, where + ", candidate launch");
   // The reference after the timed launches, for their re-check: never on the device beside them.
-  Phase(EvalPhase::kHost, 1, "reference");
-  Must(ws.EnqueueReference(*reference_->loaded,
-                           MakeLaunch(reference_->kernel, reference_->config, ws.env())),
-       "the task's reference kernel");
+  RunReference(ws);
   ev.time = Summarize(t.candidate);
-  ev.baseline_time = baseline ? *baseline : Summarize(t.baseline);
+  ev.baseline_time = interleave ? Summarize(t.baseline) : *baseline;
   if (t.early) {
     ev.hints.push_back(fmt::format(
         "timing stopped after {} runs: {:.1f}x slower than the time to beat ({:.4f} ms)",

@@ -147,6 +147,34 @@ DeviceStatus DeviceWorkspace::EnqueueReference(LoadedKernel& reference, const La
   return s;
 }
 
+void DeviceWorkspace::SetReference(const std::vector<HostBuffer>& outputs) {
+  references_dirty_ = true;
+  for (size_t i : outputs_) {
+    Buffer& b = *buffers_[i];
+    const HostBuffer& h = outputs.at(i);
+    if (h.bytes.size() != b.bytes)
+      throw ToolError(fmt::format("the reference's output '{}' has {} bytes, not {}", b.arg.name,
+                                  h.bytes.size(), b.bytes));
+    Must(device_.Write(b.ref, h.bytes.data(), b.bytes), "uploading the reference's output");
+    if (leak_for_test_)
+      Must(tools_.Copy(b.ref, 0, b.whole, b.before, b.bytes), "leaking the reference (test)");
+  }
+}
+
+std::vector<HostBuffer> DeviceWorkspace::ReadInputs() {
+  std::vector<HostBuffer> out(buffers_.size());
+  for (size_t i : inputs_) {
+    Buffer& b = *buffers_[i];
+    HostBuffer& h = out[i];
+    h.dtype = b.arg.dtype;
+    h.count = b.count;
+    h.bytes.resize(b.bytes);
+    Must(device_.Read(b.arg.role == ArgRole::kInOut ? b.pristine : b.view, h.bytes.data(), b.bytes),
+         "reading an input back");
+  }
+  return out;
+}
+
 void DeviceWorkspace::ScrubReferences() {
   if (!references_dirty_) return;
   for (size_t i : outputs_) {

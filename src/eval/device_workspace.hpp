@@ -50,6 +50,12 @@ class DeviceWorkspace {
   // Enqueues the reference (its in-out buffers restored from their pristine copy first) on this
   // seed's inputs, into its own outputs; they count as dirty until ScrubReferences.
   DeviceStatus EnqueueReference(LoadedKernel& reference, const Launch& launch);
+  // The reference's outputs from elsewhere (a reference source), one buffer per task argument
+  // (outputs filled), written where a reference kernel would write them: dirty, like those.
+  void SetReference(const std::vector<HostBuffer>& outputs);
+  // This seed's inputs, read back: one buffer per task argument, inputs filled (an in-out
+  // buffer's pristine contents), scalars and outputs empty.
+  std::vector<HostBuffer> ReadInputs();
   // Enqueues the scrubbing of the reference's outputs if the reference ran since the last scrub;
   // to be called before any candidate launch, on every workspace.
   void ScrubReferences();

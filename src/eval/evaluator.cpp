@@ -32,14 +32,6 @@ Evaluator::Evaluator(Device& device, const Task& task, const CompileCache& cache
   Language lang = device.info().language();
   auto prepare = [&](const std::map<Language, std::string>& files, const char* role) {
     auto it = files.find(lang);
-    if (it == files.end() && std::string_view(role) == "reference" &&
-        !task.torch_reference.empty()) {
-      throw InputError(task.dir + "/task.toml", 0, "kernels.reference",
-                       fmt::format("the reference is the PyTorch module '{}', and kernels are "
-                                   "not yet checked against a PyTorch reference: give a reference "
-                                   "kernel for {} beside it (docs/pytorch.md)",
-                                   task.torch_reference, LanguageName(lang)));
-    }
     if (it == files.end()) {
       throw InputError(
           task.dir + "/task.toml", 0, std::string("kernels.") + role,
@@ -61,8 +53,17 @@ Evaluator::Evaluator(Device& device, const Task& task, const CompileCache& cache
       throw InputError(p->kernel.path, 0, role, "the task's own kernel does not load: " + error);
     return p;
   };
-  reference_ = prepare(task.reference, "reference");
-  baseline_ = prepare(task.baseline, "baseline");
+  const bool torch = !task.torch_reference.empty();
+  if (torch && options_.reference_source) source_ = options_.reference_source(task, device.info());
+  if (torch && !task.reference.contains(lang) && !source_) {
+    throw InputError(task.dir + "/task.toml", 0, "kernels.reference",
+                     fmt::format("the reference is the PyTorch module '{}', which this evaluator "
+                                 "cannot run: give a reference kernel for {} beside it",
+                                 task.torch_reference, LanguageName(lang)));
+  }
+  if (!source_ || task.reference.contains(lang)) reference_ = prepare(task.reference, "reference");
+  // With a PyTorch reference, PyTorch's own time is the baseline where no kernel is given.
+  if (!source_ || task.baseline.contains(lang)) baseline_ = prepare(task.baseline, "baseline");
   CompileResult ghost =
       CompileCached(device, cache, {GhostKernelSource(task, lang), kGhostEntry, {}});
   std::string error;
@@ -70,6 +71,21 @@ Evaluator::Evaluator(Device& device, const Task& task, const CompileCache& cache
   if (!ghost_) throw ToolError("the ghost replay's kernel does not build: " + ghost.log + error);
   peak_ = ResolvePeakBandwidth(device, cache);
   peak_compute_ = ResolvePeakCompute(device, cache);
+}
+
+int64_t FlushBytes(const DeviceInfo& info) {
+  return info.cache_bytes > 0 ? 2 * info.cache_bytes : int64_t{64} << 20;
+}
+
+void Evaluator::RunReference(DeviceWorkspace& ws) {
+  Phase(EvalPhase::kHost, 1, "reference");
+  if (reference_) {
+    Must(ws.EnqueueReference(*reference_->loaded,
+                             MakeLaunch(reference_->kernel, reference_->config, ws.env())),
+         "the task's reference kernel");
+    return;
+  }
+  ws.SetReference(source_->Outputs(ws.set(), ws.ReadInputs()));
 }
 
 void Evaluator::ScrubReferences() {
@@ -82,6 +98,18 @@ double Evaluator::MeasureBaselineLaunchMs() {
       task_.BenchSizes(options_.bench_sizes, std::string(DeviceClassName(info.device_class)));
   DeviceWorkspace& ws = WorkspaceOn(bench, false);
   Must(ws.Draw(FreshSeed()), "drawing the baseline's inputs");
+  if (!baseline_) {  // PyTorch eager is the baseline: a few runs of it
+    EvalSettings few;
+    few.warmup_runs = 1;
+    few.min_runs = few.max_runs = 3;
+    few.min_timed_ms = 0;
+    std::vector<ExternalBaseline> b =
+        source_->TimeBaselines(bench, ws.ReadInputs(), few, FlushBytes(info), true);
+    if (b.empty() || !b.front().time)
+      throw ToolError("the reference's baseline could not be timed: " +
+                      (b.empty() ? std::string("no figure") : b.front().unavailable));
+    return b.front().time->median_ms;
+  }
   Launch launch = MakeLaunch(baseline_->kernel, baseline_->config, ws.env());
   std::vector<double> ms;
   for (int i = 0; i < 4; ++i) {
@@ -116,6 +144,11 @@ Evaluation Evaluator::Evaluate(const RunRequest& request, std::string* listing) 
   ev.bench_sizes = bench.name;
   const EvalSettings settings = request.candidate.settings.value_or(options_.settings);
   const bool on_host = settings.check_on == "host";
+  if (on_host && (!reference_ || !baseline_)) {
+    throw InputError(task_.dir + "/task.toml", 0, "kernels",
+                     "checking on the host needs the task's reference and baseline kernels; a "
+                     "PyTorch reference is checked on the device path");
+  }
   std::unique_ptr<LoadedKernel> loaded;
   At("load");
   Phase(EvalPhase::kHost);  // a supervisor learns that a new evaluation began
@@ -203,6 +236,9 @@ void Evaluator::CandidatePhase(int launches, const Launch& launch) {
 bool Evaluator::Derive(const Env& sizes, Evaluation& ev) {
   const DeviceInfo& info = device_.info();
   if (ev.time->median_ms > 0) ev.speedup = ev.baseline_time->median_ms / ev.time->median_ms;
+  for (ExternalBaseline& b : ev.external_baselines) {
+    if (b.time && ev.time->median_ms > 0) b.speedup = b.time->median_ms / ev.time->median_ms;
+  }
   double bytes = task_.min_bytes.Eval(sizes);
   if (ev.time->median_ms > 0 && bytes > 0) {
     ev.bandwidth_gbs = bytes / (ev.time->median_ms * 1e-3) / 1e9;

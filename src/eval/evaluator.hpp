@@ -32,6 +32,7 @@
 #include "eval/bandwidth.hpp"
 #include "eval/compile_cache.hpp"
 #include "eval/compute_peak.hpp"
+#include "eval/reference_source.hpp"
 
 namespace kf {
 
@@ -52,6 +53,10 @@ struct EvalPlace {
 
 // "check at size set 'ragged', seed 42, candidate launch"
 std::string DescribePlace(const EvalPlace& place);
+
+// What a reference source writes over before each timed run to flush the cache: twice the
+// device's last-level cache (64 MiB where the device does not say).
+int64_t FlushBytes(const DeviceInfo& info);
 
 class EvalObserver {
  public:
@@ -74,12 +79,18 @@ struct EvalOptions {
   double compute_margin = 2.0;
   double cpu_compute_margin = 3.0;
   EvalObserver* observer = nullptr;  // not owned; may be null
+  // Makes the reference source of a task whose reference is not a kernel (a PyTorch module);
+  // unset, such a task is refused unless it also gives a reference kernel for the device.
+  ReferenceSourceFactory reference_source;
 };
 
 class Evaluator {
  public:
   // Compiles and loads the task's reference and baseline for the device's language; throws
-  // InputError if either is broken.
+  // InputError if either is broken. A task whose reference is a PyTorch module gets its reference
+  // source (EvalOptions::reference_source): it computes the reference's outputs where the task
+  // has no reference kernel for the device, and its baselines (PyTorch eager, torch.compile) are
+  // timed beside the baseline kernel, or stand for it where the task has none.
   Evaluator(Device& device, const Task& task, const CompileCache& cache, EvalOptions options);
   ~Evaluator();
 
@@ -115,7 +126,18 @@ class Evaluator {
                     const SizeSet& bench, const EvalSettings& s, Evaluation& ev);
   Timing TimeLaunches(LoadedKernel* candidate, const Launch& launch, DeviceWorkspace& ws,
                       bool with_baseline, const EvalSettings& s);
-  std::optional<TimingStats> ReusedBaseline(DeviceWorkspace& ws, const EvalSettings& s);
+  // The baselines' timing at the benchmark sizes, re-timed every so often (the baseline kernel's
+  // when `kernel`, the reference source's own); the caller counts as one more candidate.
+  struct ReusedTiming {
+    std::optional<TimingStats> kernel;       // the baseline kernel's, when asked for
+    std::vector<ExternalBaseline> external;  // the reference source's
+    std::chrono::steady_clock::time_point when;
+    int candidates = 0;
+  };
+  const ReusedTiming& ReusedBaselines(DeviceWorkspace& ws, const EvalSettings& s, bool kernel);
+  // Runs the reference on this seed's inputs into the workspace's reference outputs: the task's
+  // reference kernel, else the reference source.
+  void RunReference(DeviceWorkspace& ws);
   // A no-op kernel with the candidate's signature where the candidate would run, judged as the
   // candidate would be: throws ToolError if it passes (the harness leaked the answer).
   void GhostReplay(DeviceWorkspace& ws, const std::function<void()>& run_reference,
@@ -152,19 +174,14 @@ class Evaluator {
   const Task& task_;
   const CompileCache& cache_;
   EvalOptions options_;
-  std::unique_ptr<Prepared> reference_, baseline_;
-  std::unique_ptr<LoadedKernel> ghost_;  // the ghost replay's no-op (ghost_replay.hpp)
-  EvalPlace place_;                      // of the evaluation under way
+  std::unique_ptr<Prepared> reference_, baseline_;  // null where the reference source stands in
+  std::unique_ptr<ReferenceSource> source_;         // the task's PyTorch module; may be null
+  std::unique_ptr<LoadedKernel> ghost_;             // the ghost replay's no-op (ghost_replay.hpp)
+  EvalPlace place_;                                 // of the evaluation under way
   PeakBandwidth peak_;
   PeakCompute peak_compute_;
   std::unique_ptr<DeviceTools> tools_;
   std::map<std::string, std::unique_ptr<DeviceWorkspace>> workspaces_;  // by size set
-  // The baseline's timing at the benchmark sizes, reused between candidates.
-  struct ReusedTiming {
-    TimingStats stats;
-    std::chrono::steady_clock::time_point when;
-    int candidates = 0;
-  };
   std::optional<ReusedTiming> baseline_timing_;
   // The candidate's load time and the group sizes it has launched with (CandidatePhase).
   double candidate_load_s_ = 0;

@@ -102,10 +102,13 @@ int RunExecutor(const ExecutorArgs& args) {
     eo.bench_sizes = o.sizes;
     eo.settings = o.settings;
     eo.observer = &reporter;
+    eo.reference_source = args.reference_source;
     evaluator = std::make_unique<Evaluator>(*device, *task, *cache, eo);
     if (baseline_ms <= 0) baseline_ms = evaluator->MeasureBaselineLaunchMs();
   } catch (const InputError& e) {
     return fatal(e.what(), 2);
+  } catch (const WorkerError& e) {  // a reference process that cannot start
+    return fatal(e.what(), e.exit_code());
   } catch (const std::exception& e) {
     return fatal(e.what(), 1);
   }

@@ -16,7 +16,8 @@ struct ExecutorArgs {
   std::string settings_json;  // the default EvalSettings, as EvalSettingsToJson writes them
   double baseline_ms = 0;     // 0: measure it
   int in_fd = 3, out_fd = 4;
-  pid_t parent = 0;  // exit at once if the parent is already gone
+  pid_t parent = 0;                         // exit at once if the parent is already gone
+  ReferenceSourceFactory reference_source;  // for a task whose reference is not a kernel
 };
 
 // Returns the process exit code.

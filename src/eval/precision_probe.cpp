@@ -96,6 +96,12 @@ bool Evaluator::ProbePrecision(const Kernel& kernel, const Config& config, Loade
                                Evaluation& ev) {
   const int lower_bits = ProbedLowerBits(task_.precision);
   if (lower_bits == 0) return true;
+  if (!reference_) {
+    ev.hints.push_back(
+        "precision not probed: the probe needs a reference kernel, and the "
+        "reference is the PyTorch module");
+    return true;
+  }
   const SizeSet& set = ProbeSet(task_);
   const uint64_t seed = FreshSeed();
   At("check", set.name, seed);

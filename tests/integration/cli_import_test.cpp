@@ -8,10 +8,12 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "core/task.hpp"
@@ -209,25 +211,118 @@ TEST(CliImport, DefaultFolderAndNoOverwrite) {
   EXPECT_EQ(Lines(r.err), 1) << r.err;
 }
 
-// Until the reference process lands, `eval` of a task whose reference is the torch module alone
-// is exit code 2 naming the field, not a crash or a verdict against nothing.
-TEST(CliImport, EvalOfATorchOnlyTaskSaysWhy) {
-  REQUIRE_TORCH();
-  if (!testing::HasBackend("opencl")) GTEST_SKIP() << "no OpenCL device";
-  std::string dir = testing::Scratch("import", "eval");
+// The torch reference in the evaluator (issue 31, parts 1 and 2): an imported task's kernels are
+// checked against its PyTorch module, run by the reference process on the inputs the kernel got,
+// and timed against PyTorch eager (and torch.compile where this PyTorch has it) on the same device.
+const std::string kTorchRef = std::string(KF_TEST_DATA) + "/torch_reference";
+
+#define REQUIRE_TORCH_AND_OPENCL() \
+  REQUIRE_TORCH();                 \
+  if (!testing::HasBackend("opencl")) GTEST_SKIP() << "no OpenCL device (PoCL)"
+
+// `kfoundry eval TASK KERNEL --device opencl --json`, quick settings; the answer parsed (null when
+// the output is not JSON).
+nlohmann::json EvalJson(const std::string& task, const std::string& kernel,
+                        testing::KfResult* result, const std::string& env = "") {
+  *result = RunKfoundry(
+      fmt::format("eval {} {} --device opencl --json --runs 10 --warmup 1", task, kernel), env);
+  return nlohmann::json::parse(result->out, nullptr, false);
+}
+
+// A correct ReLU and a correct row softmax are ok against the PyTorch module; the figures say the
+// outputs were compared, and the baselines are PyTorch's, timed on the CPU and labelled so.
+TEST(TorchReference, CorrectKernelsAreOk) {
+  REQUIRE_TORCH_AND_OPENCL();
+  for (auto [problem, kernel] :
+       {std::pair{"19_ReLU", "relu.cl"}, std::pair{"23_Softmax", "softmax_rows.cl"}}) {
+    SCOPED_TRACE(problem);
+    std::string dir = testing::Scratch("torchref", problem);
+    Import(problem, dir);
+    testing::KfResult r;
+    nlohmann::json ev = EvalJson(dir + "/task", kTorchRef + "/" + kernel, &r);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_TRUE(ev.is_object()) << r.out;
+    EXPECT_EQ(ev["status"], "ok") << ev["reason"];
+    EXPECT_TRUE(ev["max_abs_err"].is_number()) << "no output was compared";
+    EXPECT_LE(ev["max_abs_err"].get<double>(), 1e-4);
+    EXPECT_GE(ev["check_seeds"].size(), 3u);  // every check set, fresh seeds
+    // The baseline is PyTorch eager, on the CPU, named as such.
+    const nlohmann::json& b = ev["external_baselines"];
+    ASSERT_EQ(b.size(), 2u) << ev.dump();
+    EXPECT_EQ(b[0]["name"], "torch eager");
+    EXPECT_NE(b[0]["device"].get<std::string>().find("cpu (PyTorch"), std::string::npos);
+    ASSERT_TRUE(b[0]["time_ms"].is_object()) << b.dump();
+    EXPECT_GT(b[0]["time_ms"]["median"].get<double>(), 0);
+    EXPECT_GT(b[0]["speedup"].get<double>(), 0);
+    EXPECT_EQ(ev["baseline_time_ms"]["median"], b[0]["time_ms"]["median"]);
+    EXPECT_EQ(b[1]["name"], "torch.compile");
+    // Timed where this PyTorch has torch.compile, else said why not (Debian 12's 1.13 has none).
+    EXPECT_TRUE(b[1]["time_ms"].is_object() || !b[1].value("unavailable", "").empty()) << b.dump();
+  }
+}
+
+// The text output names both baselines and the device PyTorch ran on.
+TEST(TorchReference, TextOutputNamesTheBaselines) {
+  REQUIRE_TORCH_AND_OPENCL();
+  std::string dir = testing::Scratch("torchref", "text");
   Import("19_ReLU", dir);
-  std::ofstream(dir + "/relu.cl")
-      << "// @kernel relu\n// @grid ceil_div(batch_size * dim, 64)\n// @block 64\n"
-         "__kernel void relu(__global const float* x, __global float* out, int batch_size, "
-         "int dim) {\n  int i = get_global_id(0);\n  if (i < batch_size * dim) out[i] = "
-         "fmax(x[i], 0.0f);\n}\n";
-  testing::KfResult r =
-      RunKfoundry(fmt::format("eval {}/task {}/relu.cl --device opencl", dir, dir));
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("task.toml: kernels.reference: the reference is the PyTorch module "
-                       "'model.py'"),
-            std::string::npos)
+  testing::KfResult r = RunKfoundry(
+      fmt::format("eval {}/task {}/relu.cl --device opencl --runs 10 --warmup 1", dir, kTorchRef));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("status      ok"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("vs torch eager"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("on cpu (PyTorch"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("vs torch.compile"), std::string::npos) << r.out;
+}
+
+// A kernel that differs from the module in one element is incorrect: the reference really is the
+// module, run on the inputs the kernel got.
+TEST(TorchReference, WrongKernelIsIncorrect) {
+  REQUIRE_TORCH_AND_OPENCL();
+  std::string dir = testing::Scratch("torchref", "wrong");
+  Import("19_ReLU", dir);
+  testing::KfResult r;
+  nlohmann::json ev = EvalJson(dir + "/task", kTorchRef + "/relu_last_wrong.cl", &r);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(ev.is_object()) << r.out;
+  EXPECT_EQ(ev["status"], "incorrect") << ev.dump();
+  EXPECT_NEAR(ev["max_abs_err"].get<double>(), 1.0, 1e-3);
+}
+
+// A module whose forward raises: the run stops with one clear error naming the file and the
+// Python error, not a crash.
+TEST(TorchReference, RaisingModuleIsNamed) {
+  REQUIRE_TORCH_AND_OPENCL();
+  std::string dir = testing::Scratch("torchref", "raises");
+  Import("19_ReLU", dir);
+  fs::copy_file(kTorchRef + "/raises.py", dir + "/task/model.py",
+                fs::copy_options::overwrite_existing);
+  testing::KfResult r;
+  EvalJson(dir + "/task", kTorchRef + "/relu.cl", &r);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_LT(r.exit_code, 128) << "killed by a signal";
+  EXPECT_NE(r.err.find("/model.py: torch reference: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("RuntimeError: this reference gives up on purpose"), std::string::npos)
       << r.err;
+}
+
+// A module whose forward never returns: the reference process is killed at its deadline
+// ($KF_TORCH_TIMEOUT) and the error says so, naming the file.
+TEST(TorchReference, HangingModuleHitsTheDeadline) {
+  REQUIRE_TORCH_AND_OPENCL();
+  std::string dir = testing::Scratch("torchref", "hangs");
+  Import("19_ReLU", dir);
+  fs::copy_file(kTorchRef + "/hangs.py", dir + "/task/model.py",
+                fs::copy_options::overwrite_existing);
+  testing::KfResult r;
+  auto start = std::chrono::steady_clock::now();
+  EvalJson(dir + "/task", kTorchRef + "/relu.cl", &r, "KF_TORCH_TIMEOUT=3");
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_LT(r.exit_code, 128) << "killed by a signal";
+  EXPECT_NE(r.err.find("/model.py: torch reference: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no answer within 3 s"), std::string::npos) << r.err;
+  EXPECT_LT(took, 60) << "the deadline did not end it";
 }
 
 // The reference runner (kb_reference.py, the first piece of the reference process): 33_BatchNorm

@@ -144,8 +144,12 @@ TEST(Codec, DevicesEvaluationsElitesAndProposalsRoundTrip) {
   ev.check_seeds = {1, 2};
   ev.gflops = 640.5;
   ev.compute_fraction = 0.65;
+  ev.external_baselines = {
+      {"torch eager", "cpu (PyTorch 1.13.0, 2 threads)", TimingStats{0.5, 0.4, 0.7, 12}, 2.9, ""},
+      {"torch.compile", "cpu", std::nullopt, std::nullopt, "not here"}};
   EXPECT_EQ(EvaluationToJson(EvaluationFromJson(EvaluationToJson(ev))), EvaluationToJson(ev));
   EXPECT_EQ(EvaluationFromJson(EvaluationToJson(ev)).compute_fraction, 0.65);
+  EXPECT_EQ(EvaluationFromJson(EvaluationToJson(ev)).external_baselines[1].unavailable, "not here");
 
   Elite e;
   e.cell = {1, 2, 0};
