@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -167,14 +168,14 @@ TEST_F(Amqp, StoppingToConsumeGivesBackWhatWasNotTaken) {
   worker->Close();
   auto other = Client();
   other->Consume(Queue(), 10);
-  std::vector<std::string> rest;
+  std::map<std::string, int64_t> rest;  // body → delivery count
   while (std::optional<Delivery> d = other->Next(seconds(2))) {
-    rest.push_back(d->body);
+    rest[d->body] = d->delivery_count;
     other->Ack(d->tag);
     if (rest.size() == 2) break;
   }
-  std::sort(rest.begin(), rest.end());
-  EXPECT_EQ(rest, (std::vector<std::string>{"1", "2"}));
+  // A quorum queue counts the drain's requeue of the one sent ahead as a delivery.
+  EXPECT_EQ(rest, (std::map<std::string, int64_t>{{"1", 1}, {"2", 0}}));
   EXPECT_FALSE(other->Next(milliseconds(500)).has_value());  // "0" was acked
 }
 
