@@ -9,7 +9,7 @@
 #include "core/input_error.hpp"
 #include "core/task_library.hpp"
 #include "eval/evaluator.hpp"
-#include "eval/judge.hpp"
+#include "host/judge.hpp"
 #include "eval/precheck.hpp"
 #include "search/classifier.hpp"
 #include "torch/torch_reference.hpp"

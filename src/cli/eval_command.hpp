@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "eval/supervisor.hpp"
+#include "host/supervisor.hpp"
 
 namespace kf {
 

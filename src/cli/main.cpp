@@ -22,7 +22,7 @@
 #include "core/codec.hpp"
 #include "core/input_error.hpp"
 #include "core/task_library.hpp"
-#include "eval/builder.hpp"
+#include "host/builder.hpp"
 #include "eval/executor_main.hpp"
 #include "torch/torch_reference.hpp"
 

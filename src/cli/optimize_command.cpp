@@ -19,7 +19,7 @@
 #include "core/codec.hpp"
 #include "core/input_error.hpp"
 #include "core/task_library.hpp"
-#include "eval/judge.hpp"
+#include "host/judge.hpp"
 #include "propose/make_proposer.hpp"
 #include "report/text_heatmap.hpp"
 #include "search/classifier.hpp"

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/run_settings.hpp"
-#include "eval/supervisor.hpp"
+#include "host/supervisor.hpp"
 
 namespace kf {
 

@@ -12,7 +12,7 @@
 #include "core/codec.hpp"
 #include "core/input_error.hpp"
 #include "core/task_library.hpp"
-#include "eval/judge.hpp"
+#include "host/judge.hpp"
 #include "tune/rules.hpp"
 #include "tune/strategy.hpp"
 #include "tune/tune_template.hpp"

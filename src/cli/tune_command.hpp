@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "eval/supervisor.hpp"
+#include "host/supervisor.hpp"
 
 namespace kf {
 

@@ -12,10 +12,20 @@
 #include "core/codec.hpp"
 #include "core/input_error.hpp"
 #include "core/task.hpp"
+#include "core/worker_error.hpp"
 #include "eval/evaluator.hpp"
 #include "eval/protocol.hpp"
 
 namespace kf {
+
+ExecutorOptions Aimed(ExecutorOptions options, std::string binary, std::string task_dir,
+                      std::string device, std::string sizes) {
+  options.binary = std::move(binary);
+  options.task = std::move(task_dir);
+  options.device = std::move(device);
+  options.sizes = std::move(sizes);
+  return options;
+}
 
 namespace {
 

@@ -6,10 +6,34 @@
 
 #include <sys/types.h>
 
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/evaluation.hpp"
 #include "eval/evaluator.hpp"
-#include "eval/supervisor.hpp"
 
 namespace kf {
+
+struct ExecutorOptions {
+  std::string binary;     // the kfoundry executable, run as `kfoundry executor ...`
+  std::string task;       // task folder
+  std::string device;     // device selector ("" = default)
+  std::string sizes;      // benchmark size set ("" = by device class)
+  EvalSettings settings;  // for a candidate that brings none (thorough by default)
+  double compile_timeout_s = 120;
+  double launch_factor = 100;  // a launch may take this many times the baseline's launch
+  double launch_floor_s = 2, launch_ceiling_s = 120;
+  double host_timeout_s = 900;  // input generation, reference launches, comparisons
+  double startup_timeout_s = 600;
+  double baseline_ms = 0;  // the baseline's launch time when already known (not measured again)
+  double address_space_gib = 0;  // RLIMIT_AS of the executor; 0 = none (CUDA maps a large VA)
+  double cpu_seconds = 0;        // RLIMIT_CPU of the executor; 0 = none
+};
+
+// `options` aimed at a task on a device: the kfoundry executable, the task folder, the device
+// selector and the benchmark size set ("" = by device class).
+ExecutorOptions Aimed(ExecutorOptions options, std::string binary, std::string task_dir,
+                      std::string device, std::string sizes);
 
 struct ExecutorArgs {
   ExecutorOptions options;

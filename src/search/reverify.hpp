@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "eval/judge.hpp"
+#include "host/judge.hpp"
 #include "search/archive.hpp"
 #include "store/store.hpp"
 

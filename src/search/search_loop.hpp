@@ -25,7 +25,7 @@
 #include "core/evaluation.hpp"
 #include "core/run_settings.hpp"
 #include "core/task.hpp"
-#include "eval/judge.hpp"
+#include "host/judge.hpp"
 #include "propose/proposer.hpp"
 #include "search/archive.hpp"
 #include "search/classifier.hpp"

@@ -13,7 +13,7 @@
 
 #include "core/evaluation.hpp"
 #include "core/kernel.hpp"
-#include "eval/judge.hpp"
+#include "host/judge.hpp"
 #include "tune/rules.hpp"
 #include "tune/session.hpp"
 

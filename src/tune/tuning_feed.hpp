@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/candidate.hpp"
-#include "eval/judge.hpp"
+#include "host/judge.hpp"
 #include "tune/tune_template.hpp"
 
 namespace kf {

@@ -2,7 +2,7 @@
 // of its own: a kernel comes back as a cubin with its PTX listing, a compile error with its log,
 // and a compile past its deadline is ended by killing its builder, after which a fresh one
 // compiles the next. Runs wherever NVRTC is (CI has it); skipped, saying so, where it is not.
-#include "eval/builder.hpp"
+#include "host/builder.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

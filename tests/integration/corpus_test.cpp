@@ -4,7 +4,7 @@
 // must end with every good kernel `ok` and no worker process left behind; candidates sent ahead
 // to an executor come back in order, and survive a crash of the one before them.
 
-#include "eval/corpus.hpp"
+#include "host/corpus.hpp"
 
 #include <dirent.h>
 #include <fmt/format.h>
@@ -19,8 +19,8 @@
 #include <stdexcept>
 
 #include "core/task.hpp"
-#include "eval/judge.hpp"
-#include "eval/supervisor.hpp"
+#include "host/judge.hpp"
+#include "host/supervisor.hpp"
 #include "kf_process.hpp"
 #include "search/classifier.hpp"
 

@@ -15,18 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "core/worker_error.hpp"
+
 namespace kf {
-
-// A worker could not start: a bad task (exit code 2), no device (3), anything else (1).
-class WorkerError : public std::runtime_error {
- public:
-  WorkerError(const std::string& message, int exit_code)
-      : std::runtime_error(message), exit_code_(exit_code) {}
-  int exit_code() const { return exit_code_; }
-
- private:
-  int exit_code_;
-};
 
 class WorkerProcess {
  public:

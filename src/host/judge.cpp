@@ -1,4 +1,4 @@
-#include "eval/judge.hpp"
+#include "host/judge.hpp"
 
 #include <fmt/format.h>
 

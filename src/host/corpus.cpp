@@ -1,4 +1,4 @@
-#include "eval/corpus.hpp"
+#include "host/corpus.hpp"
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -9,7 +9,7 @@
 #include "core/codec.hpp"
 #include "core/input_error.hpp"
 #include "core/toml_file.hpp"
-#include "eval/judge.hpp"
+#include "host/judge.hpp"
 
 namespace kf {
 

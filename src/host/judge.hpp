@@ -17,9 +17,9 @@
 
 #include "core/candidate.hpp"
 #include "core/task.hpp"
-#include "eval/builder.hpp"
-#include "eval/runner.hpp"
-#include "eval/supervisor.hpp"
+#include "host/builder.hpp"
+#include "host/runner.hpp"
+#include "host/supervisor.hpp"
 
 namespace kf {
 

@@ -19,7 +19,7 @@
 #include <thread>
 
 #include "core/candidate.hpp"
-#include "eval/supervisor.hpp"
+#include "host/supervisor.hpp"
 
 namespace kf {
 

@@ -1,4 +1,4 @@
-#include "eval/worker_process.hpp"
+#include "host/worker_process.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "eval/builder.hpp"
+#include "host/builder.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include "eval/compile_cache.hpp"
 #include "eval/executor_main.hpp"
 #include "eval/protocol.hpp"
-#include "eval/worker_process.hpp"
+#include "host/worker_process.hpp"
 
 namespace kf {
 

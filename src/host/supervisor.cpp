@@ -1,4 +1,4 @@
-#include "eval/supervisor.hpp"
+#include "host/supervisor.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -20,15 +20,6 @@ double Seconds(Clock::duration d) {
 }
 
 }  // namespace
-
-ExecutorOptions Aimed(ExecutorOptions options, std::string binary, std::string task_dir,
-                      std::string device, std::string sizes) {
-  options.binary = std::move(binary);
-  options.task = std::move(task_dir);
-  options.device = std::move(device);
-  options.sizes = std::move(sizes);
-  return options;
-}
 
 nlohmann::json ExecutorCounters::ToJson() const {
   return {{"starts", starts},

@@ -1,4 +1,4 @@
-#include "eval/runner.hpp"
+#include "host/runner.hpp"
 
 namespace kf {
 
