@@ -2,7 +2,8 @@
 # Installs KernelFoundry's system dependencies from Debian's packages: what building it and
 # running it need (scripts/run.sh), and with --tests what its test suite needs besides (headless
 # Chromium with its driver and Selenium test the report's pages; PyTorch (CPU) and NumPy run
-# `kfoundry import`'s inspection of PyTorch problems and its tests). Idempotent: a package
+# `kfoundry import`'s inspection of PyTorch problems and its tests; the PostgreSQL server runs the
+# store's tests against PostgreSQL, scripts/services.sh starts it). Idempotent: a package
 # already present is left alone, so a second run costs one dpkg query.
 set -euo pipefail
 
@@ -14,9 +15,11 @@ packages=(
   libgtest-dev libgmock-dev googletest
   python3
   libcpp-httplib-dev
+  libpq-dev
 )
 case "${1:-}" in
-  --tests) packages+=(chromium chromium-driver python3-selenium python3-pil python3-torch python3-numpy) ;;
+  --tests) packages+=(chromium chromium-driver python3-selenium python3-pil python3-torch python3-numpy
+                   postgresql) ;;
   "") ;;
   *) echo "usage: scripts/setup.sh [--tests]" >&2; exit 2 ;;
 esac
