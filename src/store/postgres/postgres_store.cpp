@@ -137,43 +137,26 @@ class PostgresStore : public Store {
     return ParseKernel(r.text(0, 0), r.text(0, 1));
   }
 
+  // A batch is a few statements whatever its size (rows as one JSON parameter), so one
+  // transaction of many verdicts costs little more than one.
   std::vector<bool> PutEvaluations(const std::string& run,
                                    const std::vector<EvaluationWrite>& writes) override {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
+    {
+      PgTransaction tx(conn_);
+      LockRun(run);
+      InsertKernelsAndCandidates(writes);
+      if (std::optional<std::vector<bool>> added = InsertEvaluations(run, writes)) {
+        tx.commit();
+        return *added;
+      }
+    }  // rolled back: a key of the batch was being written for another run at the same moment
     PgTransaction tx(conn_);
     LockRun(run);
-    // Kernels and candidates in key order: two writers of different runs that share them then
-    // wait for each other in the same order, never in a cycle.
-    std::map<std::string, const Kernel*> kernels;
-    std::map<std::string, std::pair<std::string, const Config*>> candidates;
-    for (const EvaluationWrite& w : writes) {
-      std::string kernel_id = KernelId(w.kernel);
-      kernels.emplace(kernel_id, &w.kernel);
-      candidates.emplace(CandidateId(kernel_id, w.config), std::make_pair(kernel_id, &w.config));
-    }
-    for (const auto& [id, kernel] : kernels) InsertKernel(*kernel);
-    for (const auto& [id, candidate] : candidates) {
-      conn_.Exec(
-          "INSERT INTO candidates (id, kernel_id, config) VALUES ($1, $2, $3) ON CONFLICT (id) "
-          "DO NOTHING",
-          {id, candidate.first, ConfigToJson(*candidate.second).dump()});
-    }
+    InsertKernelsAndCandidates(writes);
     std::vector<bool> added;
-    for (const EvaluationWrite& w : writes) {
-      const Evaluation& ev = w.evaluation;
-      PgResult r = conn_.Exec(
-          "INSERT INTO evaluations (key, seq, run, candidate_id, status, time_ms, verdict, "
-          "created_at, proposal, purpose) VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM "
-          "evaluations WHERE run = $2), $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (key) DO "
-          "NOTHING",
-          {w.key, run, CandidateId(KernelId(w.kernel), w.config),
-           std::string(StatusName(ev.status)),
-           ev.time ? PgParam(Real(ev.time->median_ms)) : std::nullopt, EvaluationToJson(ev).dump(),
-           StoreTimestamp(),
-           w.purpose.proposal >= 0 ? PgParam(Int(w.purpose.proposal)) : std::nullopt,
-           w.purpose.purpose});
-      added.push_back(r.affected() > 0);
-    }
+    for (const EvaluationWrite& w : writes)
+      added.push_back(InsertEvaluations(run, {w})->front());  // one row: no hole
     tx.commit();
     return added;
   }
@@ -358,6 +341,81 @@ class PostgresStore : public Store {
   // each reads the order the previous one committed.
   void LockRun(const std::string& run) {
     conn_.Exec("SELECT 1 FROM runs WHERE name = $1 FOR UPDATE", {run});
+  }
+
+  // Kernels and candidates in key order: two writers of different runs that share them then wait
+  // for each other in the same order, never in a cycle.
+  void InsertKernelsAndCandidates(const std::vector<EvaluationWrite>& writes) {
+    nlohmann::json kernels = nlohmann::json::array(), candidates = nlohmann::json::array();
+    for (const EvaluationWrite& w : writes) {
+      std::string kernel_id = KernelId(w.kernel);
+      kernels.push_back({{"id", kernel_id},
+                         {"path", w.kernel.path},
+                         {"language", LanguageName(w.kernel.language)},
+                         {"entry", w.kernel.entry},
+                         {"source", w.kernel.source}});
+      candidates.push_back({{"id", CandidateId(kernel_id, w.config)},
+                            {"kernel_id", kernel_id},
+                            {"config", ConfigToJson(w.config).dump()}});
+    }
+    conn_.Exec(
+        "INSERT INTO kernels (id, path, language, entry, source) SELECT DISTINCT ON (id) * FROM "
+        "json_to_recordset($1::json) AS t(id text, path text, language text, entry text, source "
+        "text) ORDER BY id ON CONFLICT (id) DO NOTHING",
+        {kernels.dump()});
+    conn_.Exec(
+        "INSERT INTO candidates (id, kernel_id, config) SELECT DISTINCT ON (id) * FROM "
+        "json_to_recordset($1::json) AS t(id text, kernel_id text, config text) ORDER BY id ON "
+        "CONFLICT (id) DO NOTHING",
+        {candidates.dump()});
+  }
+
+  // The batch's new keys (the first of each, in the batch's order) numbered after the run's last;
+  // whether each write was new. nullopt when a key was written elsewhere meanwhile (the numbers
+  // would have a gap): the caller rolls back.
+  std::optional<std::vector<bool>> InsertEvaluations(const std::string& run,
+                                                     const std::vector<EvaluationWrite>& writes) {
+    nlohmann::json rows = nlohmann::json::array();
+    std::string now = StoreTimestamp();
+    for (size_t n = 0; n < writes.size(); ++n) {
+      const EvaluationWrite& w = writes[n];
+      const Evaluation& ev = w.evaluation;
+      rows.push_back(
+          {{"n", n},
+           {"key", w.key},
+           {"candidate_id", CandidateId(KernelId(w.kernel), w.config)},
+           {"status", StatusName(ev.status)},
+           {"time_ms", ev.time ? nlohmann::json(Real(ev.time->median_ms)) : nlohmann::json()},
+           {"verdict", EvaluationToJson(ev).dump()},
+           {"created_at", now},
+           {"proposal",
+            w.purpose.proposal >= 0 ? nlohmann::json(w.purpose.proposal) : nlohmann::json()},
+           {"purpose", w.purpose.purpose}});
+    }
+    PgResult r = conn_.Exec(
+        "WITH base AS (SELECT COALESCE(MAX(seq), 0) AS seq FROM evaluations WHERE run = $2), "
+        "fresh AS (SELECT DISTINCT ON (t.key) t.* FROM json_to_recordset($1::json) AS t(n "
+        "int, key text, candidate_id text, status text, time_ms text, verdict text, created_at "
+        "text, proposal int, purpose text) WHERE NOT EXISTS (SELECT 1 FROM evaluations e WHERE "
+        "e.key = t.key) ORDER BY t.key, t.n) INSERT INTO evaluations (key, seq, run, candidate_id, "
+        "status, time_ms, verdict, created_at, proposal, purpose) SELECT key, (SELECT seq FROM "
+        "base) "
+        "+ row_number() OVER (ORDER BY n), "
+        "$2, candidate_id, status, time_ms::double precision, verdict, created_at, proposal, "
+        "purpose FROM fresh ORDER BY n ON CONFLICT (key) DO NOTHING RETURNING key, seq, (SELECT "
+        "seq "
+        "FROM base)",
+        {rows.dump(), run});
+    std::map<std::string, long long> stored;
+    for (int i = 0; i < r.rows(); ++i) {
+      stored[r.text(i, 0)] = r.int64(i, 1);
+      // What was stored must be numbered base+1 .. base+rows: a row that conflicted at the
+      // insert (written meanwhile for another run) would leave a hole.
+      if (r.int64(i, 1) - r.int64(i, 2) > r.rows()) return std::nullopt;
+    }
+    std::vector<bool> added;
+    for (const EvaluationWrite& w : writes) added.push_back(stored.erase(w.key) > 0);
+    return added;
   }
 
   bool InsertKernel(const Kernel& k) {
