@@ -14,6 +14,9 @@
 #include "core/input_error.hpp"
 #include "store/schema.hpp"
 #include "test_postgres.hpp"
+#ifdef KF_HAVE_POSTGRES
+#include "store/postgres/pg_connection.hpp"
+#endif
 
 namespace kf {
 namespace {
@@ -483,6 +486,45 @@ TEST_F(PostgresStoreTest, AKilledWritersLeaseIsFreedWithItsConnection) {
   close(ready[0]);
   close(ready[1]);
 }
+
+#ifdef KF_HAVE_POSTGRES
+// A key of a batch is being written for another run when the batch comes: the batch's verdicts
+// are numbered with no hole (the batch falls back to one row at a time).
+TEST_F(PostgresStoreTest, ABatchThatRacesAnotherRunForAKeyLeavesNoHole) {
+  auto store = Open();
+  store->OpenRun({"a", "t", "d", {}, ""});
+  auto other = Open();
+  other->OpenRun({"b", "t", "d", {}, ""});
+  Kernel k = SomeKernel();
+  std::vector<EvaluationWrite> batch;
+  for (const char* b : {"1", "2", "3"}) {
+    Config c = {{"B", b}};
+    batch.push_back(
+        {k, c, EvaluationKey(CandidateId(KernelId(k), c), "d", {}), Verdict(Status::kOk, 1), {}});
+  }
+  // The kernel and the second candidate exist; another session writes the second key for run b
+  // and holds its transaction open.
+  other->PutEvaluation("b", k, batch[1].config, "unrelated", Verdict(Status::kOk, 1));
+  PgConnection racer(url_, "racer");
+  racer.Exec("BEGIN");
+  racer.Exec(
+      "INSERT INTO evaluations (key, seq, run, candidate_id, status, verdict, created_at) VALUES "
+      "($1, 2, 'b', $2, 'ok', '{}', 'now')",
+      {batch[1].key, CandidateId(KernelId(k), batch[1].config)});
+  std::vector<bool> added;
+  std::thread writer([&] { added = store->PutEvaluations("a", batch); });
+  usleep(300000);  // the batch waits for the racer's key
+  racer.Exec("COMMIT");
+  writer.join();
+  EXPECT_EQ(added, (std::vector<bool>{true, false, true}));
+  std::vector<StoredEvaluation> all = store->RunEvaluations("a");
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].seq, 1);
+  EXPECT_EQ(all[0].key, batch[0].key);
+  EXPECT_EQ(all[1].seq, 2);
+  EXPECT_EQ(all[1].key, batch[2].key);
+}
+#endif
 
 INSTANTIATE_TEST_SUITE_P(Sqlite, StoreTest, ::testing::Values(Backend::kSqlite), BackendName);
 INSTANTIATE_TEST_SUITE_P(Postgres, StoreTest, ::testing::Values(Backend::kPostgres), BackendName);
