@@ -49,6 +49,10 @@ class PostgresStore : public Store {
     if (must_exist && conn_.Exec("SELECT to_regclass('schema_version') IS NULL").boolean(0, 0)) {
       throw InputError(printable, 0, "--store", "no kfoundry store in this database");
     }
+    // A commit returns once it is flushed (a result is acked after its write returns), even on a
+    // server configured to answer before.
+    if (conn_.Exec("SELECT current_setting('synchronous_commit') = 'off'").boolean(0, 0))
+      conn_.Exec("SET synchronous_commit = on");
     Migrate();
   }
 
