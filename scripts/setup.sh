@@ -3,7 +3,8 @@
 # running it need (scripts/run.sh), and with --tests what its test suite needs besides (headless
 # Chromium with its driver and Selenium test the report's pages; PyTorch (CPU) and NumPy run
 # `kfoundry import`'s inspection of PyTorch problems and its tests; RabbitMQ, started on loopback
-# by the `dist` tests, scripts/services-rabbitmq.sh). Idempotent: a package
+# by the `dist` tests, scripts/services-rabbitmq.sh; the PostgreSQL server runs the store's tests
+# against PostgreSQL, scripts/services.sh starts it). Idempotent: a package
 # already present is left alone, so a second run costs one dpkg query.
 set -euo pipefail
 
@@ -16,10 +17,11 @@ packages=(
   python3
   libcpp-httplib-dev
   librabbitmq-dev
+  libpq-dev
 )
 case "${1:-}" in
   --tests) packages+=(chromium chromium-driver python3-selenium python3-pil python3-torch python3-numpy
-                   rabbitmq-server) ;;
+                   rabbitmq-server postgresql) ;;
   "") ;;
   *) echo "usage: scripts/setup.sh [--tests]" >&2; exit 2 ;;
 esac

@@ -322,7 +322,10 @@ int main(int argc, char** argv) {
                        "cuda:0,cuda:1 or cuda:all (each candidate is timed against the baseline "
                        "on the device that ran it)");
   optimize->add_option("--sizes", opt.settings.sizes, "Benchmark size set to time");
-  optimize->add_option("--store", opt.store, "Where the run is recorded: sqlite:PATH")
+  optimize
+      ->add_option("--store", opt.store,
+                   "Where the run is recorded: sqlite:PATH or postgresql://USER@HOST:PORT/DB "
+                   "(its password from PGPASSWORD or ~/.pgpass, never here)")
       ->capture_default_str();
   optimize->add_option("--run", opt.run,
                        "Name of the run: letters, digits, . _ - (default: TASK-DATE-TIME)");
@@ -358,7 +361,9 @@ int main(int argc, char** argv) {
       ->add_option("RUN", report_args.run,
                    "The run's name (a name the store lacks is answered with the names it has)")
       ->required();
-  report->add_option("--store", report_args.store, "The store the run is in: sqlite:PATH")
+  report
+      ->add_option("--store", report_args.store,
+                   "The store the run is in: sqlite:PATH or postgresql://...")
       ->capture_default_str();
   report->add_option("-o,--out", report_args.out, "The HTML file to write (default: RUN.html)");
 
@@ -367,7 +372,9 @@ int main(int argc, char** argv) {
       "serve",
       "Serve every run of a store as a live dashboard (the report's views, refreshed as "
       "evaluations land) with JSON endpoints under /api/ (docs/report.md)");
-  serve->add_option("--store", serve_options.store_url, "The store to show: sqlite:PATH")
+  serve
+      ->add_option("--store", serve_options.store_url,
+                   "The store to show: sqlite:PATH or postgresql://...")
       ->capture_default_str();
   serve->add_option("--port", serve_options.port, "TCP port (0: any free port, printed)")
       ->capture_default_str()

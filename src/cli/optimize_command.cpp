@@ -107,7 +107,7 @@ RunSettings Resumed(const RunSettings& stored, const RunSettings& given) {
 // command works pasted in another folder.
 std::string AbsoluteStore(const std::string& url) {
   std::string path = url.rfind("sqlite:", 0) == 0 ? url.substr(7) : url;
-  if (path.find("://") != std::string::npos || path.empty()) return url;
+  if (path.find("://") != std::string::npos || path.empty()) return RedactStoreUrl(url);
   return "sqlite:" + fs::absolute(path).lexically_normal().string();
 }
 
@@ -407,16 +407,17 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
     throw InputError("--resume", 0, "RUN", "name the run to resume (--resume RUN or --run RUN)");
   std::optional<RunInfo> existing = a.run.empty() ? std::nullopt : store->FindRun(a.run);
   if (resuming && !existing)
-    throw InputError(a.store, 0, "run " + a.run, "no such run to resume in this store");
+    throw InputError(RedactStoreUrl(a.store), 0, "run " + a.run,
+                     "no such run to resume in this store");
   if (!resuming && existing)
     throw InputError(
-        a.store, 0, "run " + a.run,
+        RedactStoreUrl(a.store), 0, "run " + a.run,
         "exists already; continue it with --resume " + a.run + " or pick another --run");
   if (existing) {
     try {  // a resumed run goes on with its own settings
       a.settings = Resumed(RunSettingsFromJson(existing->settings), a.settings);
     } catch (const nlohmann::json::exception& e) {
-      throw InputError(a.store, 0, "run " + a.run,
+      throw InputError(RedactStoreUrl(a.store), 0, "run " + a.run,
                        std::string("its stored settings cannot be read: ") + e.what());
     }
     // The folder it ran from (a task of the user's own is no bundled name), else its name.
@@ -465,7 +466,8 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
              "{} run {} of {} on {}: budget {} evaluations ({} per proposal), {} proposer, {} in "
              "flight, seed {}, store {}\n",
              existing ? "resuming" : "starting", run.name, task.name, devices, rs.search.budget,
-             rs.search.tune_budget, rs.proposer.kind, rs.search.in_flight, rs.search.seed, a.store);
+             rs.search.tune_budget, rs.proposer.kind, rs.search.in_flight, rs.search.seed,
+             RedactStoreUrl(a.store));
   if (!existing)
     fmt::print(stderr, "(if it is interrupted: kfoundry optimize --store {} --resume {})\n",
                AbsoluteStore(a.store), run.name);

@@ -23,7 +23,7 @@ int RunReport(const ReportArgs& a) {
   if (!run) {
     std::string known;
     for (const RunInfo& r : store->Runs()) known += (known.empty() ? "" : ", ") + r.name;
-    throw InputError(a.store, 0, "run " + a.run,
+    throw InputError(RedactStoreUrl(a.store), 0, "run " + a.run,
                      "no such run in this store" + (known.empty() ? std::string(" (it has none)")
                                                                   : " (it has: " + known + ")"));
   }
@@ -55,7 +55,7 @@ int RunReport(const ReportArgs& a) {
 int RunServe(const ServeOptions& options) {
   Serve(options, [&](int port) {
     fmt::print(
-        "serving {} at http://{}:{}/ (Ctrl-C stops)\n", options.store_url,
+        "serving {} at http://{}:{}/ (Ctrl-C stops)\n", RedactStoreUrl(options.store_url),
         options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host,
         port);
     std::fflush(stdout);

@@ -51,6 +51,7 @@ class TaskCache {
 
 void Serve(const ServeOptions& options, const std::function<void(int port)>& listening) {
   std::shared_ptr<Store> store = OpenStore(options.store_url, true);
+  const std::string shown = RedactStoreUrl(options.store_url);  // never a password in a reply
   const DescriptorSpace space = DescriptorSpace::Load(DefaultDescriptorFile());
   TaskCache tasks;
   httplib::Server server;
@@ -62,26 +63,24 @@ void Serve(const ServeOptions& options, const std::function<void(int port)>& lis
     std::string name = req.matches[1];
     if (!store->FindRun(name)) {
       res.status = 404;
-      res.set_content(fmt::format("no run '{}' in {}\n", name, options.store_url),
-                      "text/plain; charset=utf-8");
+      res.set_content(fmt::format("no run '{}' in {}\n", name, shown), "text/plain; charset=utf-8");
       return;
     }
     res.set_content(PageHtml({{"mode", "serve"}, {"run_name", name}}), "text/html; charset=utf-8");
   });
   server.Get("/api/runs", [&](const httplib::Request&, httplib::Response& res) {
-    SendJson(res, {{"store", options.store_url}, {"runs", RunList(*store)}});
+    SendJson(res, {{"store", shown}, {"runs", RunList(*store)}});
   });
   server.Get(R"(/api/runs/([^/]+))", [&](const httplib::Request& req, httplib::Response& res) {
     std::optional<RunInfo> run = store->FindRun(req.matches[1]);
-    if (!run)
-      throw NotFound(fmt::format("no run '{}' in {}", req.matches[1].str(), options.store_url));
+    if (!run) throw NotFound(fmt::format("no run '{}' in {}", req.matches[1].str(), shown));
     SendJson(res, RunView(*store, *run, space, tasks.For(*run)));
   });
   server.Get(R"(/api/runs/([^/]+)/version)",
              [&](const httplib::Request& req, httplib::Response& res) {
                std::string name = req.matches[1];
                if (!store->FindRun(name))
-                 throw NotFound(fmt::format("no run '{}' in {}", name, options.store_url));
+                 throw NotFound(fmt::format("no run '{}' in {}", name, shown));
                SendJson(res, {{"version", store->RunVersion(name)}});
              });
   server.Get(R"(/api/runs/([^/]+)/kernels/([^/]+))",

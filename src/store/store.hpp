@@ -3,8 +3,9 @@
 // archive cells, prompt component versions and events — keyed so that every write is idempotent: a
 // kernel by the hash of its source, a candidate by kernel and configuration, an evaluation by
 // candidate, device and evaluation settings, a proposal by its run and index. A redelivered job or
-// a resumed run never duplicates a result. Safe to call from several threads. Implementations:
-// SQLite (sqlite/, the default), PostgreSQL (later).
+// a resumed run never duplicates a result. A write returns once it is durable (committed), so a
+// result may be acknowledged when its write returns. Safe to call from several threads.
+// Implementations: SQLite (sqlite/, the default), PostgreSQL (postgres/); docs/store.md.
 
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -30,6 +31,15 @@ struct RunInfo {
 struct EvaluationPurpose {
   int proposal = -1;
   std::string purpose = "search";  // "search" | "final"
+};
+
+// One verdict to store: what PutEvaluations takes, several in one transaction.
+struct EvaluationWrite {
+  Kernel kernel;
+  Config config;
+  std::string key;
+  Evaluation evaluation;
+  EvaluationPurpose purpose;
 };
 
 struct StoredEvaluation {
@@ -73,8 +83,10 @@ class Store {
   virtual ~Store() = default;
   virtual int schema_version() const = 0;
 
-  // Creates the run, or returns the stored one of that name (to resume it). Throws InputError if a
-  // run of that name exists for another task or device.
+  // Creates the run, or returns the stored one of that name (to resume it), and makes this store
+  // object the run's one writer until it is destroyed where the store is shared (PostgreSQL: a
+  // lease). Throws InputError if a run of that name exists for another task or device, or if
+  // another writer holds the run (the message names it: host, pid, since when).
   virtual RunInfo OpenRun(const RunInfo& wanted) = 0;
   virtual std::optional<RunInfo> FindRun(const std::string& name) = 0;
   // Every run, oldest first.
@@ -87,9 +99,15 @@ class Store {
   // Each returns false when the record was already there (nothing is written twice).
   virtual bool PutKernel(const Kernel& kernel) = 0;
   virtual std::optional<Kernel> FindKernel(const std::string& kernel_id) = 0;
-  virtual bool PutEvaluation(const std::string& run, const Kernel& kernel, const Config& config,
-                             const std::string& key, const Evaluation& evaluation,
-                             const EvaluationPurpose& purpose = {}) = 0;
+  // Several verdicts in one transaction (one durable commit for the batch); per write, whether it
+  // was new. A key already stored keeps its first verdict and its place in the run's order.
+  virtual std::vector<bool> PutEvaluations(const std::string& run,
+                                           const std::vector<EvaluationWrite>& writes) = 0;
+  bool PutEvaluation(const std::string& run, const Kernel& kernel, const Config& config,
+                     const std::string& key, const Evaluation& evaluation,
+                     const EvaluationPurpose& purpose = {}) {
+    return PutEvaluations(run, {{kernel, config, key, evaluation, purpose}}).front();
+  }
   virtual std::optional<Evaluation> FindEvaluation(const std::string& key) = 0;
   virtual std::vector<StoredEvaluation> RunEvaluations(const std::string& run) = 0;
 
@@ -112,8 +130,14 @@ class Store {
   virtual std::vector<nlohmann::json> Events(const std::string& run) = 0;
 };
 
-// "sqlite:PATH" (also a bare path). Throws InputError for an unknown scheme or an unusable file,
-// and, with `must_exist`, for a store that is not there (a reader never creates an empty one).
+// "sqlite:PATH" (also a bare path) or "postgresql://[USER@]HOST[:PORT]/DB" (also postgres://;
+// the password from PGPASSWORD or ~/.pgpass: a URL with one is refused). Throws InputError for an
+// unknown scheme, an unusable file or server, and, with `must_exist`, for a store that is not there
+// (a reader never creates an empty one).
 std::unique_ptr<Store> OpenStore(const std::string& url, bool must_exist = false);
+
+// The URL as it may be printed or logged: a password in it (user:PASSWORD@, password=...) becomes
+// "***". Every message that names a store uses this.
+std::string RedactStoreUrl(const std::string& url);
 
 }  // namespace kf

@@ -3,112 +3,16 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
 
-#include <chrono>
-#include <ctime>
 #include <mutex>
 
 #include "core/codec.hpp"
 #include "core/input_error.hpp"
+#include "store/rows.hpp"
+#include "store/schema.hpp"
 
 namespace kf {
 
 namespace {
-
-// Migration N takes the schema from version N-1 to N. Append only: never edit a shipped one.
-const std::vector<const char*> kMigrations = {
-    R"(
-CREATE TABLE runs (
-  name TEXT PRIMARY KEY,
-  task TEXT NOT NULL,
-  device TEXT NOT NULL,
-  settings TEXT NOT NULL,
-  created_at TEXT NOT NULL
-);
-CREATE TABLE kernels (
-  id TEXT PRIMARY KEY,
-  path TEXT NOT NULL,
-  language TEXT NOT NULL,
-  entry TEXT NOT NULL,
-  source TEXT NOT NULL
-);
-CREATE TABLE candidates (
-  id TEXT PRIMARY KEY,
-  kernel_id TEXT NOT NULL REFERENCES kernels(id),
-  config TEXT NOT NULL
-);
-CREATE TABLE evaluations (
-  key TEXT PRIMARY KEY,
-  seq INTEGER NOT NULL,
-  run TEXT NOT NULL REFERENCES runs(name),
-  candidate_id TEXT NOT NULL REFERENCES candidates(id),
-  status TEXT NOT NULL,
-  time_ms REAL,
-  verdict TEXT NOT NULL,
-  created_at TEXT NOT NULL
-);
-CREATE INDEX evaluations_by_run ON evaluations(run, seq);
-CREATE TABLE archive (
-  run TEXT NOT NULL REFERENCES runs(name),
-  cell TEXT NOT NULL,
-  candidate_id TEXT NOT NULL REFERENCES candidates(id),
-  speedup REAL NOT NULL,
-  PRIMARY KEY (run, cell)
-);
-CREATE TABLE events (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  run TEXT NOT NULL,
-  kind TEXT NOT NULL,
-  data TEXT NOT NULL,
-  created_at TEXT NOT NULL
-);
-)",
-    // 2: proposals as they happen (a resumed run rebuilds its state from them), and which
-    // proposal or re-verification each evaluation belongs to.
-    R"(
-ALTER TABLE evaluations ADD COLUMN proposal INTEGER;
-ALTER TABLE evaluations ADD COLUMN purpose TEXT NOT NULL DEFAULT 'search';
-CREATE TABLE proposals (
-  run TEXT NOT NULL REFERENCES runs(name),
-  idx INTEGER NOT NULL,
-  state TEXT NOT NULL,
-  request TEXT NOT NULL,
-  kernel_id TEXT REFERENCES kernels(id),
-  proposal TEXT,
-  outcome TEXT NOT NULL,
-  done_seq INTEGER NOT NULL DEFAULT 0,
-  created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL,
-  PRIMARY KEY (run, idx)
-);
-)",
-    // 3: the versions of the prompt components a run used, with their statistics.
-    R"(
-CREATE TABLE prompt_versions (
-  run TEXT NOT NULL REFERENCES runs(name),
-  component TEXT NOT NULL,
-  version INTEGER NOT NULL,
-  parent_version INTEGER NOT NULL,
-  made_by TEXT NOT NULL,
-  text TEXT NOT NULL,
-  stats TEXT NOT NULL,
-  meta TEXT NOT NULL,
-  created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL,
-  PRIMARY KEY (run, component, version)
-);
-)",
-};
-
-// UTC with milliseconds, so a report can place evaluations in time.
-std::string Now() {
-  auto now = std::chrono::system_clock::now();
-  std::time_t t = std::chrono::system_clock::to_time_t(now);
-  auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", std::gmtime(&t));
-  return fmt::format("{}.{:03d}Z", buf, static_cast<int>(ms));
-}
 
 // A run's row: the query and how its columns make a RunInfo.
 constexpr const char* kRunColumns = "SELECT name, task, device, settings, created_at FROM runs";
@@ -148,7 +52,7 @@ class SqliteStore : public Store {
     SQLite::Statement insert(
         db_, "INSERT INTO runs (name, task, device, settings, created_at) VALUES (?, ?, ?, ?, ?)");
     RunInfo run = wanted;
-    run.created_at = Now();
+    run.created_at = StoreTimestamp();
     insert.bind(1, run.name);
     insert.bind(2, run.task);
     insert.bind(3, run.device);
@@ -214,44 +118,12 @@ class SqliteStore : public Store {
     return added;
   }
 
-  bool PutEvaluation(const std::string& run, const Kernel& kernel, const Config& config,
-                     const std::string& key, const Evaluation& ev,
-                     const EvaluationPurpose& purpose) override {
+  std::vector<bool> PutEvaluations(const std::string& run,
+                                   const std::vector<EvaluationWrite>& writes) override {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
     SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
-    InsertKernel(kernel);
-    std::string kernel_id = KernelId(kernel);
-    std::string candidate_id = CandidateId(kernel_id, config);
-    SQLite::Statement cand(
-        db_, "INSERT OR IGNORE INTO candidates (id, kernel_id, config) VALUES (?, ?, ?)");
-    cand.bind(1, candidate_id);
-    cand.bind(2, kernel_id);
-    cand.bind(3, ConfigToJson(config).dump());
-    cand.exec();
-    SQLite::Statement insert(
-        db_,
-        "INSERT OR IGNORE INTO evaluations (key, seq, run, candidate_id, status, time_ms, verdict, "
-        "created_at, proposal, purpose) VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM "
-        "evaluations WHERE run = ?), ?, ?, ?, ?, ?, ?, ?, ?)");
-    insert.bind(1, key);
-    insert.bind(2, run);
-    insert.bind(3, run);
-    insert.bind(4, candidate_id);
-    insert.bind(5, std::string(StatusName(ev.status)));
-    if (ev.time) {
-      insert.bind(6, ev.time->median_ms);
-    } else {
-      insert.bind(6);
-    }
-    insert.bind(7, EvaluationToJson(ev).dump());
-    insert.bind(8, Now());
-    if (purpose.proposal >= 0) {
-      insert.bind(9, purpose.proposal);
-    } else {
-      insert.bind(9);
-    }
-    insert.bind(10, purpose.purpose);
-    bool added = insert.exec() > 0;
+    std::vector<bool> added;
+    for (const EvaluationWrite& w : writes) added.push_back(InsertEvaluation(run, w));
     tx.commit();
     return added;
   }
@@ -313,17 +185,14 @@ class SqliteStore : public Store {
         "excluded.outcome, updated_at = excluded.updated_at, done_seq = CASE WHEN "
         "proposals.done_seq = 0 AND ? THEN (SELECT COALESCE(MAX(done_seq), 0) + 1 FROM proposals "
         "WHERE run = excluded.run) ELSE proposals.done_seq END");
-    std::string now = Now();
+    std::string now = StoreTimestamp();
     upsert.bind(1, run);
     upsert.bind(2, r.index);
     upsert.bind(3, std::string(ProposalStateName(r.state)));
     upsert.bind(4, r.request.dump());
     if (r.proposal) {
-      nlohmann::json p = ProposalToJson(*r.proposal);
-      p.erase("kernel");  // the kernel is in its own table, by id
-      p["kernel_path"] = r.proposal->kernel.path;
       upsert.bind(5, KernelId(r.proposal->kernel));
-      upsert.bind(6, p.dump());
+      upsert.bind(6, ProposalColumn(*r.proposal));
     } else {
       upsert.bind(5);
       upsert.bind(6);
@@ -353,10 +222,8 @@ class SqliteStore : public Store {
       r.state = ParseProposalState(state).value_or(ProposalState::kAbandoned);
       r.request = nlohmann::json::parse(q.getColumn(2).getString());
       if (!q.getColumn(3).isNull() && !q.getColumn(6).isNull()) {
-        nlohmann::json p = nlohmann::json::parse(q.getColumn(3).getString());
-        p["kernel"] = {{"path", p.value("kernel_path", q.getColumn(6).getString())},
-                       {"source", q.getColumn(7).getString()}};
-        r.proposal = ProposalFromJson(p);
+        r.proposal = ProposalFromColumns(q.getColumn(3).getString(), q.getColumn(6).getString(),
+                                         q.getColumn(7).getString());
       }
       r.outcome = nlohmann::json::parse(q.getColumn(4).getString());
       r.done_seq = q.getColumn(5).getInt64();
@@ -404,7 +271,7 @@ class SqliteStore : public Store {
     insert.bind(1, run);
     insert.bind(2, kind);
     insert.bind(3, data.dump());
-    insert.bind(4, Now());
+    insert.bind(4, StoreTimestamp());
     insert.exec();
     tx.commit();
   }
@@ -431,7 +298,7 @@ class SqliteStore : public Store {
         "stats, meta, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (run, component, version) DO UPDATE SET stats = excluded.stats, "
         "updated_at = excluded.updated_at");
-    std::string now = Now();
+    std::string now = StoreTimestamp();
     upsert.bind(1, run);
     upsert.bind(2, v.component);
     upsert.bind(3, v.version);
@@ -475,20 +342,56 @@ class SqliteStore : public Store {
     q.executeStep();
     version_ = q.getColumn(0).isNull() ? 0 : q.getColumn(0).getInt();
     q.reset();
-    if (version_ > static_cast<int>(kMigrations.size())) {
+    if (version_ > SchemaVersion()) {
       throw InputError(
           path_, 0, "schema_version",
           fmt::format("the store has schema version {}, newer than this kfoundry knows ({})",
-                      version_, kMigrations.size()));
+                      version_, SchemaVersion()));
     }
-    for (size_t v = static_cast<size_t>(version_); v < kMigrations.size(); ++v) {
-      db_.exec(kMigrations[v]);
+    for (int v = version_; v < SchemaVersion(); ++v) {
+      db_.exec(Migrations()[static_cast<size_t>(v)].sqlite);
       SQLite::Statement record(db_, "INSERT INTO schema_version (version) VALUES (?)");
-      record.bind(1, static_cast<int>(v + 1));
+      record.bind(1, v + 1);
       record.exec();
     }
-    version_ = static_cast<int>(kMigrations.size());
+    version_ = SchemaVersion();
     tx.commit();
+  }
+
+  bool InsertEvaluation(const std::string& run, const EvaluationWrite& w) {
+    InsertKernel(w.kernel);
+    std::string kernel_id = KernelId(w.kernel);
+    std::string candidate_id = CandidateId(kernel_id, w.config);
+    SQLite::Statement cand(
+        db_, "INSERT OR IGNORE INTO candidates (id, kernel_id, config) VALUES (?, ?, ?)");
+    cand.bind(1, candidate_id);
+    cand.bind(2, kernel_id);
+    cand.bind(3, ConfigToJson(w.config).dump());
+    cand.exec();
+    SQLite::Statement insert(
+        db_,
+        "INSERT OR IGNORE INTO evaluations (key, seq, run, candidate_id, status, time_ms, verdict, "
+        "created_at, proposal, purpose) VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM "
+        "evaluations WHERE run = ?2), ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+    const Evaluation& ev = w.evaluation;
+    insert.bind(1, w.key);
+    insert.bind(2, run);
+    insert.bind(3, candidate_id);
+    insert.bind(4, std::string(StatusName(ev.status)));
+    if (ev.time) {
+      insert.bind(5, ev.time->median_ms);
+    } else {
+      insert.bind(5);
+    }
+    insert.bind(6, EvaluationToJson(ev).dump());
+    insert.bind(7, StoreTimestamp());
+    if (w.purpose.proposal >= 0) {
+      insert.bind(8, w.purpose.proposal);
+    } else {
+      insert.bind(8);
+    }
+    insert.bind(9, w.purpose.purpose);
+    return insert.exec() > 0;
   }
 
   bool InsertKernel(const Kernel& k) {
@@ -510,10 +413,6 @@ class SqliteStore : public Store {
 };
 
 }  // namespace
-
-int SqliteSchemaVersion() {
-  return static_cast<int>(kMigrations.size());
-}
 
 std::unique_ptr<Store> OpenSqliteStore(const std::string& path) {
   try {

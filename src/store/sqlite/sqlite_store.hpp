@@ -1,7 +1,8 @@
 #pragma once
 // The SQLite store: one file, WAL journal with synchronous=NORMAL, every write in a
 // BEGIN IMMEDIATE transaction, schema changes as numbered migrations recorded in schema_version
-// (docs/store.md). A process killed at any moment leaves every committed write and no partial one.
+// (store/schema.cpp, docs/store.md). A process killed at any moment leaves every committed write
+// and no partial one.
 
 #include <memory>
 #include <string>
@@ -11,7 +12,5 @@
 namespace kf {
 
 std::unique_ptr<Store> OpenSqliteStore(const std::string& path);
-// The schema version this build creates and understands.
-int SqliteSchemaVersion();
 
 }  // namespace kf
