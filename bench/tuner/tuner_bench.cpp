@@ -8,16 +8,22 @@
 // tried-first points first); the optimum and every measurement stay those of the whole recorded
 // space. --batch N asks for N points at a time and measures them before telling any (as N devices
 // would), and adds a column: the points an ask gave, on average (N at best; fewer where a strategy
-// must see results first); 1, the default, is the sequential search.
+// must see results first); 1, the default, is the sequential search. --transfer gives each
+// session a prior (tune/transfer.hpp) from the other spaces given with the same parameter names,
+// as the store of earlier tunings would, and --transfer-from FILE adds a source that is not
+// itself run; a source counts when its op class (kernel name) and its device's vendor are the
+// space's own, and a space is never one of its own sources.
 //
 //   kf_tuner_bench [--seeds N] [--strategies a,b,...] [--budget-factor F] [--rules DIR]
-//                  [--batch N] SPACE...
+//                  [--batch N] [--transfer] [--transfer-from FILE]... SPACE...
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,6 +31,7 @@
 #include "tune/rules.hpp"
 #include "tune/score.hpp"
 #include "tune/strategy.hpp"
+#include "tune/transfer.hpp"
 
 namespace {
 
@@ -42,6 +49,8 @@ struct Options {
   int seeds = 20;
   double budget_factor = 1.0;
   int batch = 1;
+  bool transfer = false;
+  std::vector<std::string> transfer_from;
   std::vector<std::string> strategies = {"random", "genetic", "annealing", "model"};
   std::vector<std::string> spaces;
   std::string rules_dir;
@@ -64,6 +73,10 @@ Options Parse(int argc, char** argv) {
       o.budget_factor = std::atof(next().c_str());
     } else if (a == "--batch") {
       o.batch = std::max(1, std::atoi(next().c_str()));
+    } else if (a == "--transfer") {
+      o.transfer = true;
+    } else if (a == "--transfer-from") {
+      o.transfer_from.push_back(next());
     } else if (a == "--rules") {
       o.rules_dir = next();
     } else if (a == "--strategies") {
@@ -74,7 +87,7 @@ Options Parse(int argc, char** argv) {
     } else if (a == "-h" || a == "--help") {
       fmt::print(
           "usage: kf_tuner_bench [--seeds N] [--strategies a,b] [--budget-factor F] [--rules DIR] "
-          "[--batch N] SPACE...\n");
+          "[--batch N] [--transfer] [--transfer-from FILE]... SPACE...\n");
       std::exit(0);
     } else {
       o.spaces.push_back(a);
@@ -122,8 +135,19 @@ int main(int argc, char** argv) {
       o.batch > 1 ? " points per ask |" : "");
   fmt::print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |{}\n",
              o.batch > 1 ? " --- |" : "");
-  for (const std::string& path : o.spaces) {
-    auto replay = kf::ReplayObjective::Load(path);
+  std::vector<std::unique_ptr<kf::ReplayObjective>> replays;
+  for (const std::string& path : o.spaces) replays.push_back(kf::ReplayObjective::Load(path));
+  std::vector<std::string> source_paths = o.transfer_from;
+  std::vector<std::unique_ptr<kf::ReplayObjective>> sources;
+  for (const std::string& path : o.transfer_from)
+    sources.push_back(kf::ReplayObjective::Load(path));
+  if (o.transfer) {
+    source_paths.insert(source_paths.end(), o.spaces.begin(), o.spaces.end());
+    for (const std::string& path : o.spaces) sources.push_back(kf::ReplayObjective::Load(path));
+  }
+  for (size_t index = 0; index < o.spaces.size(); ++index) {
+    const std::string& path = o.spaces[index];
+    kf::ReplayObjective* replay = replays[index].get();
     kf::SpaceBaseline baseline(replay->records());
     int cutoff = baseline.Cutoff();
     // Random search's evaluations to 95%, exactly (its sampled row shows the seeds' noise). The
@@ -135,6 +159,18 @@ int main(int argc, char** argv) {
     std::string name = path.substr(path.find_last_of('/') + 1);
     kf::RuleContext context = kf::RecordedSpaceContext(*replay, path);
     kf::RuledSpace ruled = kf::ApplyRules(rules, context, replay->space());
+    kf::TransferPrior prior(replay->space());
+    std::set<std::string> added;  // each file once, never the space itself
+    for (size_t i = 0; i < sources.size(); ++i) {
+      std::string key = std::filesystem::weakly_canonical(source_paths[i]).string();
+      if (key == std::filesystem::weakly_canonical(path).string() || !added.insert(key).second)
+        continue;
+      // Earlier tunings of the same op class on the same vendor's devices: what wins on one
+      // vendor's hardware can be among the slowest on another's.
+      kf::RuleContext theirs = kf::RecordedSpaceContext(*sources[i], source_paths[i]);
+      if (theirs.op_class != context.op_class || theirs.vendor != context.vendor) continue;
+      prior.Add(sources[i]->space(), sources[i]->records());
+    }
     std::vector<bool> variants = {false};
     if (!ruled.applied.empty()) variants.push_back(true);
     fmt::print("| {} | {} | {} | {} | random, exact | none | 0.000 | {} | {} | {} | 1.00 |{}\n",
@@ -153,6 +189,7 @@ int main(int argc, char** argv) {
         for (int seed = 1; seed <= o.seeds; ++seed) {
           kf::TuningSession session(space, {budget, 0}, kf::MakeStrategy(s),
                                     static_cast<uint64_t>(seed) * 7919);
+          if (!prior.empty() && !with_rules) session.SetPrior(&prior);
           session.MeasureFirst(
               kf::StartingPoints(space, context.defaults,
                                  with_rules ? ruled.try_first : std::vector<kf::Point>{}, budget));
@@ -168,6 +205,8 @@ int main(int argc, char** argv) {
         int m95 = MedianOf(to95, budget);
         std::string rule_text =
             with_rules ? fmt::format("{} ({} left)", ruled.applied.size(), space.size()) : "none";
+        if (!prior.empty() && !with_rules)
+          rule_text += fmt::format(", prior of {}", prior.sources());
         std::string ratio = m95 <= budget
                                 ? fmt::format("{:.2f}", static_cast<double>(random95) / m95)
                                 : fmt::format("<{:.2f}", static_cast<double>(random95) / budget);

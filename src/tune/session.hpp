@@ -32,6 +32,7 @@ struct TraceEntry {
 };
 
 class TuningStrategy;  // strategy.hpp
+class TransferPrior;   // transfer.hpp
 
 class TuningSession {
  public:
@@ -58,6 +59,7 @@ class TuningSession {
   bool Done() const;
 
   int pending() const { return static_cast<int>(pending_.size()); }
+  const std::set<Point>& pending_points() const { return pending_; }
   bool Seen(const Point& p) const { return cache_.count(p) > 0 || pending_.count(p) > 0; }
   const Measurement* Cached(const Point& p) const;  // measured (not pending)
 
@@ -72,6 +74,10 @@ class TuningSession {
   // A valid point neither measured nor pending, drawn uniformly (by rejection, then by scanning);
   // {} if none is left.
   Point SampleUnseen(std::mt19937_64& rng) const;
+  // What earlier tunings of the same kind ranked well, for the strategy to start from and learn
+  // with; null: none. Owned by the caller, alive as long as the session.
+  void SetPrior(const TransferPrior* prior) { prior_ = prior; }
+  const TransferPrior* prior() const { return prior_; }
   // The session's stream (seeded by `seed`): the strategy's one source of randomness, so a run is
   // repeatable for a seed.
   std::mt19937_64& rng() { return rng_; }
@@ -94,6 +100,7 @@ class TuningSession {
   std::set<Point> pending_;
   std::vector<TraceEntry> trace_;
   int best_ = -1;
+  const TransferPrior* prior_ = nullptr;
 };
 
 // Drives a session to the end against a blocking objective: Ask(batch), measure each, Tell, until

@@ -9,6 +9,7 @@
 #include "tune/objective.hpp"
 #include "tune/score.hpp"
 #include "tune/strategy.hpp"
+#include "tune/transfer.hpp"
 
 namespace kf {
 namespace {
@@ -175,6 +176,90 @@ TEST_P(Strategies, FindTheBowlsOptimumWithTheWholeSpaceAsBudget) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Strategies, ::testing::ValuesIn(StrategyNames()));
+
+TEST(Transfer, RanksConfigurationsByValueAcrossSourcesAndRefusesOtherParameters) {
+  auto ridge = ReplayObjective::Load(Data("ridge.json.gz"));
+  const SearchSpace& ours = ridge->space();
+  // A source whose MODE list is reversed: configurations must be matched by value, not index.
+  std::vector<TuneParam> params = ours.params();
+  std::reverse(params[2].values.begin(), params[2].values.end());
+  params[2] = MakeParam("MODE", params[2].values);
+  std::vector<std::vector<int>> product;
+  for (int x = 0; x < 16; ++x)
+    for (int y = 0; y < 16; ++y)
+      for (int m = 0; m < 3; ++m) product.push_back({x, y, m});
+  SearchSpace theirs = SearchSpace::FromPoints(params, product);
+  // Fastest at X=4, Y=9, MODE=2, then by distance.
+  auto time = [](const Config& c) {
+    double x = std::stod(c.at("X")), y = std::stod(c.at("Y")), m = std::stod(c.at("MODE"));
+    return 1.0 + std::abs(x - 4) + std::abs(y - 9) + (m == 2 ? 0 : 10);
+  };
+  std::map<Point, Measurement> records;
+  for (const Point& p : theirs.points()) records[p] = {true, time(theirs.ToConfig(p)), ""};
+
+  TransferPrior prior(ours);
+  EXPECT_TRUE(prior.empty());
+  ASSERT_TRUE(prior.Add(theirs, records));
+  EXPECT_EQ(prior.sources(), 1);
+  std::vector<Point> best = prior.Best(3);
+  ASSERT_EQ(best.size(), 3u);
+  EXPECT_EQ(ours.Key(best[0]), "4,9,2");
+  for (const Point& p : best) {
+    // Every one of the best is in our space and ranked no worse than any other configuration.
+    EXPECT_TRUE(ours.IsValid(p));
+    EXPECT_EQ(ours.params()[2].values[static_cast<size_t>(p[2])], "2");
+  }
+  EXPECT_DOUBLE_EQ(*prior.Rank(best[0]), 0.0);
+  EXPECT_LT(*prior.Rank(best[0]), *prior.Rank(best[2]));
+  auto slowest = ours.FromConfig({{"X", "15"}, {"Y", "0"}, {"MODE", "0"}});
+  ASSERT_TRUE(slowest);
+  EXPECT_GT(*prior.Rank(*slowest), 0.9);
+
+  // Another kernel's parameters: refused, nothing added.
+  Env env;
+  env.Set("max_work_group_size", 1024);
+  SearchSpace other = SmallConstrained(env);
+  std::map<Point, Measurement> other_records;
+  for (const Point& p : other.points()) other_records[p] = {true, 1.0, ""};
+  EXPECT_FALSE(prior.Add(other, other_records));
+  EXPECT_EQ(prior.sources(), 1);
+}
+
+// With a prior, the model measures the configurations it ranks best before anything else, and a
+// resumed session (its stored results told first) asks none of them again.
+TEST(Transfer, TheModelStartsFromThePriorsBestAndResumesWithoutAskingAgain) {
+  auto ridge = ReplayObjective::Load(Data("ridge.json.gz"));
+  const SearchSpace& space = ridge->space();
+  TransferPrior prior(space);
+  ASSERT_TRUE(prior.Add(space, ridge->records()));  // a device that measured exactly the same
+  std::vector<Point> best = prior.Best(4);
+
+  TuningSession fresh(space, {40, 0}, MakeStrategy("model"), 3);
+  fresh.SetPrior(&prior);
+  RunSession(fresh, *ridge);
+  ASSERT_GE(fresh.trace().size(), 4u);
+  EXPECT_EQ(fresh.trace()[0].point, best[0]);
+  SpaceBaseline baseline(ridge->records());
+  EXPECT_DOUBLE_EQ(fresh.best()->result.time_ms, baseline.optimum())
+      << "the prior's best is the optimum";
+
+  // Resumed: the store holds the prior's two best and a third point; none is measured again.
+  std::vector<Point> stored = {best[0], best[1], space.points()[7]};
+  TuningSession resumed(space, {40, 0}, MakeStrategy("model"), 3);
+  resumed.SetPrior(&prior);
+  for (const Point& p : stored) resumed.Tell(p, ridge->Measure(p));
+  std::vector<Point> measured;
+  for (std::vector<Point> ask = resumed.Ask(1); !ask.empty(); ask = resumed.Ask(1)) {
+    measured.push_back(ask[0]);
+    resumed.Tell(ask[0], ridge->Measure(ask[0]));
+  }
+  EXPECT_EQ(resumed.evaluations(), 40);
+  EXPECT_EQ(measured.size(), 37u);
+  for (const Point& p : stored)
+    EXPECT_EQ(std::count(measured.begin(), measured.end(), p), 0) << space.Key(p);
+  ASSERT_FALSE(measured.empty());
+  EXPECT_EQ(measured[0], best[2]) << "the prior's next best comes first";
+}
 
 TEST(Score, RandomSearchExpectationIsExact) {
   auto bowl = ReplayObjective::Load(Data("bowl.json"));

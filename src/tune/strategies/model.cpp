@@ -3,18 +3,23 @@
 // highest expected improvement over the best: with n measurements, a batch of the n/16 best is
 // handed out before the next fit (they need no results in between, so they can be in flight
 // together). Failures enter the model as slower than anything seen, so the search learns where
-// configurations fail. A few random points start it (8, or a quarter of a smaller budget). Two
-// guards against a surrogate that is confidently wrong (it then keeps refining one region and
-// never tries the value that matters): after each batch is measured, one neighbour of the best
-// point that changes the next parameter in turn, so every parameter is varied around the
-// incumbent; and, as SMAC interleaves random configurations, one pick in five is a random unseen
-// point.
+// configurations fail. A few points start it (8, or a quarter of a smaller budget): with a prior
+// (tune/transfer.hpp: earlier tunings of the same kind) up to three of the configurations it
+// ranks best, then a maximin design (each point the farthest from all others of a few random
+// valid ones), which reaches the ends of every value list, where GPU optima often sit. The
+// prior's rank is also a feature of the forest, so it learns how far this device follows the
+// earlier ones. Two guards against a surrogate that is confidently wrong (it then keeps refining
+// one region and never tries the value that matters): after each batch is measured, one
+// neighbour of the best point that changes the next parameter in turn, so every parameter is
+// varied around the incumbent; and, as SMAC interleaves random configurations, one pick in five
+// is a random unseen point.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <set>
 
 #include "tune/strategies/strategies.hpp"
+#include "tune/transfer.hpp"
 
 namespace kf {
 
@@ -108,15 +113,30 @@ class Tree {
   std::vector<Node> nodes_;
 };
 
-std::vector<double> Features(const SearchSpace& space, const Point& p) {
+std::vector<double> Features(const TuningSession& s, const Point& p) {
   std::vector<double> f;
   for (size_t i = 0; i < p.size(); ++i) {
-    const TuneParam& param = space.params()[i];
+    const TuneParam& param = s.space().params()[i];
     double v = param.numeric[static_cast<size_t>(p[i])];
     f.push_back(v);
     f.push_back(p[i]);  // the rank too: powers of two and variant switches split better on it
   }
+  // Where earlier tunings ranked it (unranked: as their slowest), so the forest can learn how far
+  // this device follows them.
+  if (const TransferPrior* prior = s.prior(); prior && !prior->empty())
+    f.push_back(prior->Rank(p).value_or(1.0));
   return f;
+}
+
+// How far apart two points lie: per parameter, the steps between their values over the list's
+// length, summed.
+double Distance(const SearchSpace& space, const Point& a, const Point& b) {
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    double steps = static_cast<double>(std::abs(a[i] - b[i]));
+    d += steps / std::max<double>(1, static_cast<double>(space.params()[i].values.size()) - 1);
+  }
+  return d;
 }
 
 double NormalCdf(double z) {
@@ -127,10 +147,10 @@ double NormalPdf(double z) {
 }
 
 // The forest's expected improvement of `p` over `best` (both in log time), by at least `xi`.
-double ExpectedImprovement(const std::vector<Tree>& forest, const SearchSpace& space,
-                           const Point& p, double best) {
+double ExpectedImprovement(const std::vector<Tree>& forest, const TuningSession& s, const Point& p,
+                           double best) {
   const double xi = 0.01;
-  std::vector<double> f = Features(space, p);
+  std::vector<double> f = Features(s, p);
   double sum = 0, sum_sq = 0;
   for (const Tree& t : forest) {
     double v = t.Predict(f);
@@ -152,7 +172,7 @@ Point BestNeighbourAlong(const TuningSession& s, const std::vector<Tree>& forest
   const Point* pick = nullptr;
   for (const Point& n : neighbours) {
     if (n[param] == p[param] || s.Seen(n)) continue;
-    double ei = ExpectedImprovement(forest, s.space(), n, best);
+    double ei = ExpectedImprovement(forest, s, n, best);
     if (ei > best_ei) {
       best_ei = ei;
       pick = &n;
@@ -170,11 +190,20 @@ class ModelStrategy : public TuningStrategy {
  public:
   std::vector<Point> Ask(TuningSession& s, int) override {
     if (finished_) return {};
-    // Up to 8 random points start the model; a small budget keeps most of itself for the model.
-    if (initial_ < 0) initial_ = std::clamp(s.remaining() / 4, 2, 8);
+    // Up to 8 points start the model (a small budget keeps most of itself for the model): the
+    // configurations earlier tunings ranked best, then points spread over the space.
+    if (initial_ < 0) {
+      initial_ = std::clamp(s.remaining() / 4, 2, 8);
+      if (s.prior())
+        prior_picks_ = s.prior()->Best(std::min<size_t>(3, static_cast<size_t>(initial_ / 2)));
+    }
     if (sampled_ < initial_) {
       ++sampled_;
-      return HandOut(s.SampleUnseen(s.rng()));
+      while (next_prior_ < prior_picks_.size()) {
+        const Point& p = prior_picks_[next_prior_++];
+        if (!s.Seen(p)) return HandOut(p);
+      }
+      return HandOut(SpreadPoint(s));
     }
     while (true) {
       if (Point p = NextOfBatch(s); !p.empty()) return HandOut(std::move(p));
@@ -206,9 +235,30 @@ class ModelStrategy : public TuningStrategy {
     return {std::move(p)};
   }
 
+  // Of a few random unseen points, the one farthest from every point measured or in flight (a
+  // maximin design over the valid points: constraints cost no evaluation). Measured or in flight
+  // alike, so a resumed run, told what its store holds, picks as the run it resumes did.
+  Point SpreadPoint(TuningSession& s) const {
+    Point pick;
+    double farthest = -1;
+    for (int c = 0; c < kSpreadDraws; ++c) {
+      Point p = s.SampleUnseen(s.rng());
+      if (p.empty()) break;
+      double nearest = 1e300;
+      for (const TraceEntry& e : s.trace())
+        nearest = std::min(nearest, Distance(s.space(), p, e.point));
+      for (const Point& q : s.pending_points())
+        nearest = std::min(nearest, Distance(s.space(), p, q));
+      if (nearest > farthest) {
+        farthest = nearest;
+        pick = std::move(p);
+      }
+    }
+    return pick;
+  }
+
   // Fits the forest to every measurement so far and ranks the candidates for the next batch.
   Plan Refit(TuningSession& s) {
-    const SearchSpace& space = s.space();
     std::mt19937_64& rng = s.rng();
     // Training data: log time; a failure counts as twice the slowest time seen.
     double worst = -1e300, best = 1e300;
@@ -223,7 +273,7 @@ class ModelStrategy : public TuningStrategy {
     std::vector<std::vector<double>> x;
     std::vector<double> y;
     for (const TraceEntry& e : s.trace()) {
-      x.push_back(Features(space, e.point));
+      x.push_back(Features(s, e.point));
       y.push_back(e.result.ok ? std::log(e.result.time_ms) : worst + std::log(2.0));
     }
     forest_.resize(kTrees);
@@ -240,7 +290,7 @@ class ModelStrategy : public TuningStrategy {
     // expected improvement are measured before the next fit.
     std::vector<std::pair<double, size_t>> scored;
     for (size_t c = 0; c < candidates.size(); ++c) {
-      scored.emplace_back(-ExpectedImprovement(forest_, space, candidates[c], best), c);
+      scored.emplace_back(-ExpectedImprovement(forest_, s, candidates[c], best), c);
     }
     size_t batch = std::min(scored.size(), std::max<size_t>(1, s.trace().size() / 16));
     std::partial_sort(scored.begin(), scored.begin() + static_cast<long>(batch), scored.end());
@@ -272,6 +322,11 @@ class ModelStrategy : public TuningStrategy {
     for (size_t i = 0; i < std::min<size_t>(5, ranked.size()); ++i) {
       for (Point& n : space.Neighbours(ranked[i]->point, false)) {
         if (!s.Seen(n)) candidates.push_back(std::move(n));
+      }
+    }
+    if (s.prior()) {
+      for (Point& p : s.prior()->Best(kPriorCandidates)) {
+        if (!s.Seen(p)) candidates.push_back(std::move(p));
       }
     }
     for (size_t i = 0; i < kCandidates; ++i) {
@@ -313,8 +368,12 @@ class ModelStrategy : public TuningStrategy {
 
   static constexpr int kTrees = 24;
   static constexpr size_t kCandidates = 3000;
+  static constexpr int kSpreadDraws = 32;
+  static constexpr size_t kPriorCandidates = 200;
   int initial_ = -1;  // random points to start with: set when first asked
   int sampled_ = 0;
+  std::vector<Point> prior_picks_;  // the prior's best, tried first
+  size_t next_prior_ = 0;
   std::vector<Tree> forest_;
   double best_ = 0;           // the best log time when the forest was fitted
   std::vector<Point> batch_;  // the candidates of this round, best first
