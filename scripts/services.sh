@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The services a distributed run needs, from Debian's packages, on loopback only, kept in one
 # folder: start prints the URL of each, stop stops by pid what start started, status says which
-# run. One function per service (postgres_start/_stop/_status); DIR defaults to
-# /tmp/kfoundry-services-$USER. Run as root, each server runs as its own unprivileged user.
+# run. One function per service (postgres_*, rabbitmq_*); DIR defaults to
+# /tmp/kfoundry-services-$USER. Run as root, PostgreSQL runs as its own unprivileged user.
 #
-#   scripts/services.sh start|stop|status [DIR]
+#   scripts/services.sh start|stop|status [DIR] [postgres|rabbitmq ...]   (default: both)
+#
+# RabbitMQ: scripts/services-rabbitmq.sh with DIR/rabbitmq (its node, ports, cookie and data
+# there; KF_RABBITMQ_PORT, KFOUNDRY_AMQP_PASSWORD as that script says).
 #
 # PostgreSQL: initdb into DIR/postgres/data (once), a unix socket in DIR/postgres, TCP on
 # 127.0.0.1 (the first free port from 5433), fsync and synchronous commit on. The role and database
@@ -120,13 +123,26 @@ postgres_status() {
   fi
 }
 
+rabbitmq() { "$(dirname "$0")/services-rabbitmq.sh" "$1" "$2/rabbitmq"; }
+rabbitmq_start() { rabbitmq start "$1"; }
+rabbitmq_stop() { rabbitmq stop "$1"; }
+rabbitmq_status() { rabbitmq status "$1"; }
+
+usage() {
+  echo "usage: scripts/services.sh start|stop|status [DIR] [postgres|rabbitmq ...]" >&2
+  exit 2
+}
 command=${1:-}
+case "$command" in start | stop | status) ;; *) usage ;; esac
 dir=${2:-/tmp/kfoundry-services-$(id -un)}
+shift $(($# < 2 ? $# : 2))
+services=("$@")
+((${#services[@]})) || services=(postgres rabbitmq)
 [ "$command" != start ] || mkdir -p "$dir"
 [ ! -d "$dir" ] || dir=$(cd "$dir" && pwd)
-case "$command" in
-  start) postgres_start "$dir" ;;
-  stop) postgres_stop "$dir" ;;
-  status) postgres_status "$dir" ;;
-  *) echo "usage: scripts/services.sh start|stop|status [DIR]" >&2; exit 2 ;;
-esac
+rc=0
+for service in "${services[@]}"; do
+  case "$service" in postgres | rabbitmq) ;; *) usage ;; esac
+  "${service}_${command}" "$dir" || rc=$?
+done
+exit "$rc"

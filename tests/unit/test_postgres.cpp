@@ -41,8 +41,8 @@ std::string ReadLine(const fs::path& file) {
 
 // A server running in a folder of services.sh's: its URL, with PGPASSFILE pointed at its password.
 std::string UseServerIn(const fs::path& dir) {
-  std::string status =
-      fmt::format("'{}/services.sh' status '{}' >/dev/null 2>&1", KF_SCRIPTS, dir.string());
+  std::string status = fmt::format("'{}/services.sh' status '{}' postgres >/dev/null 2>&1",
+                                   KF_SCRIPTS, dir.string());
   if (std::system(status.c_str()) != 0) return "";
   setenv("PGPASSFILE", (dir / "postgres" / "pgpass").c_str(), 1);
   return ReadLine(dir / "postgres" / "url");
@@ -55,8 +55,8 @@ struct OwnServer {
   pid_t owner = getpid();
   ~OwnServer() {
     if (dir.empty() || getpid() != owner) return;
-    std::string stop =
-        fmt::format("'{}/services.sh' stop '{}' >/dev/null 2>&1", KF_SCRIPTS, dir.string());
+    std::string stop = fmt::format("'{}/services.sh' stop '{}' postgres >/dev/null 2>&1",
+                                   KF_SCRIPTS, dir.string());
     if (std::system(stop.c_str()) != 0) std::fprintf(stderr, "could not stop %s\n", dir.c_str());
     std::error_code ignored;
     fs::remove_all(dir, ignored);
@@ -72,8 +72,8 @@ std::string StartOwnServer(OwnServer& server, std::string* why_not) {
   server.dir = tmpl;
   fs::permissions(server.dir,
                   fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
-  std::string start = fmt::format("'{}/services.sh' start '{}' >'{}/start.log' 2>&1", KF_SCRIPTS,
-                                  server.dir.string(), server.dir.string());
+  std::string start = fmt::format("'{}/services.sh' start '{}' postgres >'{}/start.log' 2>&1",
+                                  KF_SCRIPTS, server.dir.string(), server.dir.string());
   int rc = std::system(start.c_str());
   if (rc != 0) {
     std::string log = ReadLine(server.dir / "start.log");
