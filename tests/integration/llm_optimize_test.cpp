@@ -212,11 +212,13 @@ TEST(LlmOptimize, AWrongKeyIsABadReplyThatNeverShowsTheKey) {
 
 TEST(LlmOptimize, EightProposalsInFlightAreEightRequestsAtOnce) {
   std::string dir = Scratch("in-flight");
-  // Each reply takes a second and is a kernel of its own (the request number in a comment).
+  // Each reply takes three seconds and is a kernel of its own (the request number in a
+  // comment). Three, not one: on a loaded machine (ctest -j2 beside heavier tests) the first
+  // one-second reply was once back before the eighth request had gone out.
   nlohmann::json reply =
       testing::Reply("```c\n// variant @@N@@\n" + Task("rope_vec4.cl") + "```\n");
   reply["substitute"] = true;
-  reply["delay_s"] = 1;
+  reply["delay_s"] = 3;
   ScriptedChatServer server({{"default", reply}}, dir + "/server");
   testing::KfResult r = RunKfoundry(
       fmt::format("optimize rope_llama3 --device opencl --budget 24 --tune-budget 1 --top 1 "
