@@ -9,8 +9,8 @@
 #include "core/input_error.hpp"
 #include "core/task_library.hpp"
 #include "eval/evaluator.hpp"
-#include "host/judge.hpp"
 #include "eval/precheck.hpp"
+#include "host/judge.hpp"
 #include "search/classifier.hpp"
 #include "torch/torch_reference.hpp"
 

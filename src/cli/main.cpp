@@ -22,8 +22,8 @@
 #include "core/codec.hpp"
 #include "core/input_error.hpp"
 #include "core/task_library.hpp"
-#include "host/builder.hpp"
 #include "eval/executor_main.hpp"
+#include "host/builder.hpp"
 #include "torch/torch_reference.hpp"
 
 namespace {

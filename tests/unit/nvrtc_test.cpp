@@ -11,10 +11,10 @@
 #include "core/task.hpp"
 #include "core/task_library.hpp"
 #include "eval/compute_peak.hpp"
-#include "host/corpus.hpp"
 #include "eval/device_tools_source.hpp"
 #include "eval/ghost_replay.hpp"
 #include "eval/precheck.hpp"
+#include "host/corpus.hpp"
 #include "tune/space.hpp"
 
 namespace kf {
