@@ -36,8 +36,33 @@ std::string EvaluationKey(const std::string& candidate_id, const std::string& de
   return Hash('e', candidate_id + "\n" + device + "\n" + settings.dump());
 }
 
-std::string TaskContentId(const std::string& dir,
-                          const std::optional<std::string_view>& toml_text) {
+namespace {
+
+// Each file's path and content, in path order, each part prefixed by its length: no two folders
+// hash the same material.
+class TaskHasher {
+ public:
+  TaskHasher() : state_(XXH3_createState()) { XXH3_128bits_reset(state_); }
+  ~TaskHasher() { XXH3_freeState(state_); }
+  TaskHasher(const TaskHasher&) = delete;
+  TaskHasher& operator=(const TaskHasher&) = delete;
+  void Add(const std::string& path, std::string_view content) {
+    std::string head = fmt::format("{}:{}\n{}:", path.size(), path, content.size());
+    XXH3_128bits_update(state_, head.data(), head.size());
+    XXH3_128bits_update(state_, content.data(), content.size());
+  }
+  std::string Id() const {
+    XXH128_hash_t h = XXH3_128bits_digest(state_);
+    return fmt::format("t{:016x}{:016x}", h.high64, h.low64);
+  }
+
+ private:
+  XXH3_state_t* state_;
+};
+
+}  // namespace
+
+std::vector<std::string> TaskFolderFiles(const std::string& dir) {
   namespace fs = std::filesystem;
   std::vector<std::string> files;
   std::error_code ec;
@@ -49,27 +74,32 @@ std::string TaskContentId(const std::string& dir,
     }
     if (it->is_regular_file(ec)) files.push_back(fs::relative(it->path(), dir).generic_string());
   }
-  if (toml_text && std::find(files.begin(), files.end(), "task.toml") == files.end())
-    files.push_back("task.toml");
   std::sort(files.begin(), files.end());
-  XXH3_state_t* state = XXH3_createState();
-  XXH3_128bits_reset(state);
+  return files;
+}
+
+std::string TaskContentId(const std::string& dir,
+                          const std::optional<std::string_view>& toml_text) {
+  std::vector<std::string> files = TaskFolderFiles(dir);
+  if (toml_text && !std::binary_search(files.begin(), files.end(), "task.toml"))
+    files.insert(std::lower_bound(files.begin(), files.end(), "task.toml"), "task.toml");
+  TaskHasher hasher;
   for (const std::string& f : files) {
-    std::string content;
     if (f == "task.toml" && toml_text) {
-      content = std::string(*toml_text);
-    } else {
-      std::ifstream in(fs::path(dir) / f, std::ios::binary);
-      content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      hasher.Add(f, *toml_text);
+      continue;
     }
-    // Each part prefixed by its length: no two folders hash the same material.
-    std::string head = fmt::format("{}:{}\n{}:", f.size(), f, content.size());
-    XXH3_128bits_update(state, head.data(), head.size());
-    XXH3_128bits_update(state, content.data(), content.size());
+    std::ifstream in(std::filesystem::path(dir) / f, std::ios::binary);
+    std::string content(std::istreambuf_iterator<char>(in), {});
+    hasher.Add(f, content);
   }
-  XXH128_hash_t h = XXH3_128bits_digest(state);
-  XXH3_freeState(state);
-  return fmt::format("t{:016x}{:016x}", h.high64, h.low64);
+  return hasher.Id();
+}
+
+std::string TaskContentIdOfFiles(const std::map<std::string, std::string>& files) {
+  TaskHasher hasher;
+  for (const auto& [path, content] : files) hasher.Add(path, content);
+  return hasher.Id();
 }
 
 }  // namespace kf

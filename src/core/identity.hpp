@@ -4,10 +4,12 @@
 // may judge it and the settings that decide a verdict; a task by its folder's files. Every
 // idempotent write is keyed by these.
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/kernel.hpp"
 
@@ -23,5 +25,9 @@ std::string EvaluationKey(const std::string& candidate_id, const std::string& de
 // given, stands for the content of task.toml. What cannot be read counts as absent.
 std::string TaskContentId(const std::string& dir,
                           const std::optional<std::string_view>& toml_text = std::nullopt);
+// The files TaskContentId hashes: paths relative to `dir` ('/' between folders), sorted.
+std::vector<std::string> TaskFolderFiles(const std::string& dir);
+// The TaskContentId of a folder holding exactly these files (path as above → content).
+std::string TaskContentIdOfFiles(const std::map<std::string, std::string>& files);
 
 }  // namespace kf
