@@ -35,4 +35,19 @@ Proposal ProposalFromColumns(const std::string& column, const std::string& kerne
   return ProposalFromJson(p);
 }
 
+std::string TaskBundleFilesColumn(const TaskBundle& bundle) {
+  return TaskBundleToJson(bundle).at("files").dump();
+}
+
+TaskBundle TaskBundleFromColumns(const std::string& id, const std::string& name,
+                                 const std::string& files) {
+  return TaskBundleFromJson({{"id", id}, {"name", name}, {"files", nlohmann::json::parse(files)}});
+}
+
+long long TaskBundleBytes(const TaskBundle& bundle) {
+  long long total = 0;
+  for (const auto& [path, bytes] : bundle.files) total += static_cast<long long>(bytes.size());
+  return total;
+}
+
 }  // namespace kf

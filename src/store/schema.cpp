@@ -168,6 +168,52 @@ CREATE TABLE prompt_versions (
   PRIMARY KEY (run, component, version)
 );
 )"},
+    // 4: the distributed roles' workers as their last heartbeats left them, and the task folders
+    // they fetch (bundles: files as base64 in JSON).
+    {R"(
+CREATE TABLE workers (
+  id TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  role TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  devices TEXT NOT NULL,
+  queue TEXT NOT NULL,
+  state TEXT NOT NULL,
+  jobs_done INTEGER NOT NULL,
+  info TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  heartbeat_at TEXT NOT NULL
+);
+CREATE TABLE task_bundles (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  files TEXT NOT NULL,
+  bytes INTEGER NOT NULL,
+  created_at TEXT NOT NULL
+);
+)",
+     R"(
+CREATE TABLE workers (
+  id TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  role TEXT NOT NULL,
+  pid BIGINT NOT NULL,
+  devices TEXT NOT NULL,
+  queue TEXT NOT NULL,
+  state TEXT NOT NULL,
+  jobs_done BIGINT NOT NULL,
+  info TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  heartbeat_at TEXT NOT NULL
+);
+CREATE TABLE task_bundles (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  files TEXT NOT NULL,
+  bytes BIGINT NOT NULL,
+  created_at TEXT NOT NULL
+);
+)"},
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // The Store: everything a run produces — the run, kernels, candidates, evaluations, proposals,
-// archive cells, prompt component versions and events — keyed so that every write is idempotent: a
+// archive cells, prompt component versions and events — and what the distributed roles share:
+// workers' heartbeats and task bundles. Everything is keyed so that every write is idempotent: a
 // kernel by the hash of its source, a candidate by kernel and configuration, an evaluation by
 // candidate, device and evaluation settings, a proposal by its run and index. A redelivered job or
 // a resumed run never duplicates a result. A write returns once it is durable (committed), so a
@@ -17,6 +18,7 @@
 #include "core/identity.hpp"
 #include "core/kernel.hpp"
 #include "core/proposal.hpp"
+#include "core/task_bundle.hpp"
 
 namespace kf {
 
@@ -78,6 +80,20 @@ struct ArchiveEntry {
   double speedup = 0;
 };
 
+// A worker process of the distributed roles as its last heartbeat left it (`kfoundry status`).
+struct WorkerRecord {
+  std::string id;          // unique per process: "HOST:PID:ROLE"
+  std::string host, role;  // role: "run" | "build" | "propose"
+  long long pid = 0;
+  nlohmann::json devices = nlohmann::json::array();  // what it serves (DeviceInfoToJson each)
+  std::string queue;                                 // the queue it consumes
+  std::string state = "running";                     // "running" | "draining" | "stopped"
+  long long jobs_done = 0;
+  nlohmann::json info = nlohmann::json::object();  // anything else (bandwidth per device, version)
+  std::string started_at, heartbeat_at;            // stamped by the store
+  double heartbeat_age_s = 0;                      // filled on read: seconds since heartbeat_at
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -128,6 +144,18 @@ class Store {
   virtual void AddEvent(const std::string& run, const std::string& kind,
                         const nlohmann::json& data) = 0;
   virtual std::vector<nlohmann::json> Events(const std::string& run) = 0;
+
+  // Inserts or updates the worker's row by id, stamping heartbeat_at now (started_at on insert).
+  // "Now" is the clock of the store: the server's for PostgreSQL (workers' hosts may disagree),
+  // this host's for SQLite; heartbeat_age_s is measured on the same clock.
+  virtual void PutWorker(const WorkerRecord& worker) = 0;
+  // Every worker, the most recent heartbeat first, heartbeat_age_s filled.
+  virtual std::vector<WorkerRecord> Workers() = 0;
+
+  // Stored once under its id (the id is not checked against the files here: UnpackTaskBundle
+  // does, where the folder is used); false when it was there already.
+  virtual bool PutTaskBundle(const TaskBundle& bundle) = 0;
+  virtual std::optional<TaskBundle> FindTaskBundle(const std::string& id) = 0;
 };
 
 // "sqlite:PATH" (also a bare path) or "postgresql://[USER@]HOST[:PORT]/DB" (also postgres://;

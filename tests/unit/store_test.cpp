@@ -1,5 +1,6 @@
 #include "store/store.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <set>
 #include <thread>
@@ -299,6 +301,123 @@ INSERT INTO evaluations VALUES ('e1', 1, 'old', 'c1', 'ok', 0.5,
   EXPECT_EQ(evs[0].purpose, "search");
   EXPECT_EQ(evs[0].proposal, -1);
   EXPECT_TRUE(store->RunProposals("old").empty());
+}
+
+WorkerRecord SomeWorker(const std::string& host, long long pid, const std::string& role) {
+  WorkerRecord w;
+  w.id = fmt::format("{}:{}:{}", host, pid, role);
+  w.host = host;
+  w.role = role;
+  w.pid = pid;
+  w.queue = "run.opencl.x.pocl";
+  w.devices = nlohmann::json::array({{{"backend", "opencl"}, {"name", "pocl"}}});
+  w.info = {{"version", "0.1"}, {"peak_gbs", {12.5}}};
+  return w;
+}
+
+// A store at version 3 (before workers and task bundles) is upgraded to 4 and keeps its runs.
+TEST_P(StoreTest, AVersionThreeStoreIsMigrated) {
+  std::string v3;
+  for (size_t v = 0; v < 3; ++v) {
+    v3 += GetParam() == Backend::kSqlite ? Migrations()[v].sqlite : Migrations()[v].postgres;
+  }
+  Exec(v3 + R"(
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+INSERT INTO schema_version VALUES (1), (2), (3);
+INSERT INTO runs VALUES ('old', 't', 'd', '{}', '2026-12-01T00:00:00Z');
+)");
+  auto store = Open();
+  EXPECT_EQ(store->schema_version(), SchemaVersion());
+  EXPECT_GE(SchemaVersion(), 4);
+  EXPECT_TRUE(store->FindRun("old"));
+  EXPECT_TRUE(store->Workers().empty());
+  store->PutWorker(SomeWorker("h", 1, "run"));
+  EXPECT_EQ(store->Workers().size(), 1u);
+  EXPECT_TRUE(store->PutTaskBundle({"t0", "x", {{"a", "b"}}}));
+}
+
+TEST_P(StoreTest, WorkersHeartbeatsAreKeptOneRowEach) {
+  auto store = Open();
+  WorkerRecord a = SomeWorker("gpu1", 100, "run"), b = SomeWorker("cpu2", 200, "build");
+  store->PutWorker(a);
+  usleep(20000);
+  store->PutWorker(b);
+  std::vector<WorkerRecord> all = store->Workers();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].id, b.id);  // the most recent heartbeat first
+  EXPECT_EQ(all[1].id, a.id);
+  EXPECT_EQ(all[1].host, "gpu1");
+  EXPECT_EQ(all[1].role, "run");
+  EXPECT_EQ(all[1].pid, 100);
+  EXPECT_EQ(all[1].devices, a.devices);
+  EXPECT_EQ(all[1].queue, a.queue);
+  EXPECT_EQ(all[1].info, a.info);
+  EXPECT_EQ(all[1].state, "running");
+  EXPECT_EQ(all[1].jobs_done, 0);
+  EXPECT_EQ(all[1].started_at, all[1].heartbeat_at);
+  EXPECT_EQ(all[1].heartbeat_at.size(), std::string("2026-12-04T10:15:00.123Z").size());
+  EXPECT_LT(all[1].heartbeat_at, all[0].heartbeat_at);
+  std::string started = all[1].started_at;
+
+  // Its next heartbeat updates the row: it comes first, keeps when it started, shows its work.
+  usleep(20000);
+  a.jobs_done = 7;
+  a.state = "draining";
+  store->PutWorker(a);
+  all = store->Workers();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].id, a.id);
+  EXPECT_EQ(all[0].jobs_done, 7);
+  EXPECT_EQ(all[0].state, "draining");
+  EXPECT_EQ(all[0].started_at, started);
+  EXPECT_GT(all[0].heartbeat_at, started);
+  EXPECT_EQ(all[1].id, b.id);
+}
+
+TEST_P(StoreTest, AHeartbeatsAgeGrowsUntilTheNext) {
+  auto store = Open();
+  WorkerRecord w = SomeWorker("gpu1", 100, "run");
+  store->PutWorker(w);
+  double first = store->Workers().at(0).heartbeat_age_s;
+  EXPECT_GE(first, -0.01);  // the same clock stamps and measures
+  EXPECT_LT(first, 5.0);
+  usleep(300000);
+  double later = store->Workers().at(0).heartbeat_age_s;
+  EXPECT_GT(later, first + 0.25);
+  EXPECT_LT(later, first + 5.0);
+  store->PutWorker(w);
+  EXPECT_LT(store->Workers().at(0).heartbeat_age_s, later);
+
+  // The age is read from the stored stamp: one set a known time ago reads that old.
+  Exec("UPDATE workers SET heartbeat_at = '2026-01-01T00:00:00.000Z'");
+  std::tm t{};
+  t.tm_year = 2026 - 1900;
+  t.tm_mday = 1;
+  double expected = std::difftime(std::time(nullptr), timegm(&t));
+  EXPECT_NEAR(store->Workers().at(0).heartbeat_age_s, expected, 5.0);
+}
+
+TEST_P(StoreTest, TaskBundlesAreStoredOnceWithEveryByte) {
+  auto store = Open();
+  TaskBundle bundle{"t0123", "softmax_rows", {}};
+  bundle.files["task.toml"] = "name = \"softmax_rows\"\n";
+  bundle.files["data/blob.bin"] = std::string("\0\x01\xff\xfe\0tail\0", 10);
+  std::string all_bytes;
+  for (int c = 0; c < 256; ++c) all_bytes.push_back(static_cast<char>(c));
+  bundle.files["data/all.bin"] = all_bytes;
+  bundle.files["empty.txt"] = "";
+  EXPECT_TRUE(store->PutTaskBundle(bundle));
+  TaskBundle changed = bundle;
+  changed.files["task.toml"] = "edited";
+  EXPECT_FALSE(store->PutTaskBundle(changed));  // once under its id: the first stands
+
+  std::optional<TaskBundle> found = Open()->FindTaskBundle("t0123");
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->id, bundle.id);
+  EXPECT_EQ(found->name, "softmax_rows");
+  EXPECT_EQ(found->files, bundle.files);
+  EXPECT_EQ(found->files.at("data/blob.bin").size(), 10u);
+  EXPECT_FALSE(store->FindTaskBundle("t-unknown"));
 }
 
 TEST_P(StoreTest, AWriterKilledMidStreamLosesNothingItCommitted) {

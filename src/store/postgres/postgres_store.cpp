@@ -42,6 +42,33 @@ RunInfo RunFrom(const PgResult& r, int row) {
   return run;
 }
 
+// "Now" on the server's clock, in StoreTimestamp's form: workers' hosts may disagree about the
+// time, the server is the one clock they share.
+constexpr const char* kServerNow =
+    "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')";
+
+// A worker's row (the heartbeat's age on the server's clock, as its stamp).
+constexpr const char* kWorkerColumns =
+    "SELECT id, host, role, pid, devices, queue, state, jobs_done, info, started_at, "
+    "heartbeat_at, EXTRACT(EPOCH FROM now() - heartbeat_at::timestamptz)::double precision "
+    "FROM workers";
+WorkerRecord WorkerFrom(const PgResult& r, int row) {
+  WorkerRecord w;
+  w.id = r.text(row, 0);
+  w.host = r.text(row, 1);
+  w.role = r.text(row, 2);
+  w.pid = r.int64(row, 3);
+  w.devices = nlohmann::json::parse(r.text(row, 4));
+  w.queue = r.text(row, 5);
+  w.state = r.text(row, 6);
+  w.jobs_done = r.int64(row, 7);
+  w.info = nlohmann::json::parse(r.text(row, 8));
+  w.started_at = r.text(row, 9);
+  w.heartbeat_at = r.text(row, 10);
+  w.heartbeat_age_s = r.real(row, 11);
+  return w;
+}
+
 class PostgresStore : public Store {
  public:
   PostgresStore(const std::string& url, const std::string& printable, bool must_exist)
@@ -318,6 +345,46 @@ class PostgresStore : public Store {
                      {"at", r.text(i, 2)}});
     }
     return out;
+  }
+
+  void PutWorker(const WorkerRecord& w) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    conn_.Exec(fmt::format(
+                   "INSERT INTO workers (id, host, role, pid, devices, queue, state, jobs_done, "
+                   "info, started_at, heartbeat_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+                   "{0}, {0}) ON CONFLICT (id) DO UPDATE SET host = excluded.host, role = "
+                   "excluded.role, pid = excluded.pid, devices = excluded.devices, queue = "
+                   "excluded.queue, state = excluded.state, jobs_done = excluded.jobs_done, info = "
+                   "excluded.info, heartbeat_at = excluded.heartbeat_at",
+                   kServerNow),
+               {w.id, w.host, w.role, Int(w.pid), w.devices.dump(), w.queue, w.state,
+                Int(w.jobs_done), w.info.dump()});
+  }
+
+  std::vector<WorkerRecord> Workers() override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    PgResult r = conn_.Exec(std::string(kWorkerColumns) + " ORDER BY heartbeat_at DESC, id");
+    std::vector<WorkerRecord> out;
+    for (int i = 0; i < r.rows(); ++i) out.push_back(WorkerFrom(r, i));
+    return out;
+  }
+
+  bool PutTaskBundle(const TaskBundle& bundle) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    return conn_
+               .Exec(
+                   "INSERT INTO task_bundles (id, name, files, bytes, created_at) VALUES ($1, "
+                   "$2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+                   {bundle.id, bundle.name, TaskBundleFilesColumn(bundle),
+                    Int(TaskBundleBytes(bundle)), StoreTimestamp()})
+               .affected() > 0;
+  }
+
+  std::optional<TaskBundle> FindTaskBundle(const std::string& id) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    PgResult r = conn_.Exec("SELECT name, files FROM task_bundles WHERE id = $1", {id});
+    if (r.rows() == 0) return std::nullopt;
+    return TaskBundleFromColumns(id, r.text(0, 0), r.text(0, 1));
   }
 
  private:

@@ -26,6 +26,27 @@ RunInfo RunFrom(SQLite::Statement& q) {
   return r;
 }
 
+// A worker's row (the heartbeat's age on this host's clock, as its stamp).
+constexpr const char* kWorkerColumns =
+    "SELECT id, host, role, pid, devices, queue, state, jobs_done, info, started_at, "
+    "heartbeat_at, (julianday('now') - julianday(heartbeat_at)) * 86400.0 FROM workers";
+WorkerRecord WorkerFrom(SQLite::Statement& q) {
+  WorkerRecord w;
+  w.id = q.getColumn(0).getString();
+  w.host = q.getColumn(1).getString();
+  w.role = q.getColumn(2).getString();
+  w.pid = q.getColumn(3).getInt64();
+  w.devices = nlohmann::json::parse(q.getColumn(4).getString());
+  w.queue = q.getColumn(5).getString();
+  w.state = q.getColumn(6).getString();
+  w.jobs_done = q.getColumn(7).getInt64();
+  w.info = nlohmann::json::parse(q.getColumn(8).getString());
+  w.started_at = q.getColumn(9).getString();
+  w.heartbeat_at = q.getColumn(10).getString();
+  w.heartbeat_age_s = q.getColumn(11).getDouble();
+  return w;
+}
+
 class SqliteStore : public Store {
  public:
   explicit SqliteStore(const std::string& path)
@@ -332,6 +353,58 @@ class SqliteStore : public Store {
       out.push_back(std::move(v));
     }
     return out;
+  }
+
+  void PutWorker(const WorkerRecord& w) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    SQLite::Statement upsert(
+        db_,
+        "INSERT INTO workers (id, host, role, pid, devices, queue, state, jobs_done, info, "
+        "started_at, heartbeat_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10) "
+        "ON CONFLICT (id) DO UPDATE SET host = excluded.host, role = excluded.role, pid = "
+        "excluded.pid, devices = excluded.devices, queue = excluded.queue, state = "
+        "excluded.state, jobs_done = excluded.jobs_done, info = excluded.info, heartbeat_at = "
+        "excluded.heartbeat_at");
+    upsert.bind(1, w.id);
+    upsert.bind(2, w.host);
+    upsert.bind(3, w.role);
+    upsert.bind(4, static_cast<int64_t>(w.pid));
+    upsert.bind(5, w.devices.dump());
+    upsert.bind(6, w.queue);
+    upsert.bind(7, w.state);
+    upsert.bind(8, static_cast<int64_t>(w.jobs_done));
+    upsert.bind(9, w.info.dump());
+    upsert.bind(10, StoreTimestamp());
+    upsert.exec();
+  }
+
+  std::vector<WorkerRecord> Workers() override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    SQLite::Statement q(db_, std::string(kWorkerColumns) + " ORDER BY heartbeat_at DESC, id");
+    std::vector<WorkerRecord> out;
+    while (q.executeStep()) out.push_back(WorkerFrom(q));
+    return out;
+  }
+
+  bool PutTaskBundle(const TaskBundle& bundle) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    SQLite::Statement insert(db_,
+                             "INSERT OR IGNORE INTO task_bundles (id, name, files, bytes, "
+                             "created_at) VALUES (?, ?, ?, ?, ?)");
+    insert.bind(1, bundle.id);
+    insert.bind(2, bundle.name);
+    insert.bind(3, TaskBundleFilesColumn(bundle));
+    insert.bind(4, static_cast<int64_t>(TaskBundleBytes(bundle)));
+    insert.bind(5, StoreTimestamp());
+    return insert.exec() > 0;
+  }
+
+  std::optional<TaskBundle> FindTaskBundle(const std::string& id) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    SQLite::Statement q(db_, "SELECT name, files FROM task_bundles WHERE id = ?");
+    q.bind(1, id);
+    if (!q.executeStep()) return std::nullopt;
+    return TaskBundleFromColumns(id, q.getColumn(0).getString(), q.getColumn(1).getString());
   }
 
  private:
