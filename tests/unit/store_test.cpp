@@ -539,6 +539,36 @@ TEST_P(StoreTest, SeveralWritersAppendToOneRunWithoutGapsOrTwins) {
   }
 }
 
+// A coordinator and its workers start together on a store file none has made yet: every one of
+// them opens it (SQLite refuses the switch to WAL at once while another holds the new file).
+TEST_P(StoreTest, ProcessesOpeningANewStoreAtOnceAllGetIt) {
+  constexpr int kProcesses = 6, kRounds = 10;
+  for (int round = 0; round < kRounds; ++round) {
+    if (backend_ == Backend::kSqlite) Clean();
+    std::vector<pid_t> children;
+    for (int p = 0; p < kProcesses; ++p) {
+      pid_t child = fork();
+      ASSERT_GE(child, 0);
+      if (child == 0) {
+        try {
+          Open()->Workers();
+        } catch (const std::exception& e) {
+          fprintf(stderr, "opener %d: %s\n", p, e.what());
+          _exit(1);
+        }
+        _exit(0);
+      }
+      children.push_back(child);
+    }
+    for (pid_t child : children) {
+      int status = 0;
+      waitpid(child, &status, 0);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+          << "an opener failed in round " << round;
+    }
+  }
+}
+
 // Opens the run once its writer's session has ended (the server ends it moments after the
 // connection closes); false if it never does.
 bool OpenRunOnceFree(Store& store, const std::string& run) {

@@ -2,8 +2,11 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
+#include <sqlite3.h>
 
+#include <chrono>
 #include <mutex>
+#include <thread>
 
 #include "core/codec.hpp"
 #include "core/input_error.hpp"
@@ -51,7 +54,7 @@ class SqliteStore : public Store {
  public:
   explicit SqliteStore(const std::string& path)
       : path_(path), db_(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE, 10000) {
-    db_.exec("PRAGMA journal_mode = WAL");
+    SetWalMode();
     db_.exec("PRAGMA synchronous = NORMAL");
     db_.exec("PRAGMA foreign_keys = ON");
     Migrate();
@@ -408,6 +411,21 @@ class SqliteStore : public Store {
   }
 
  private:
+  // Switching to WAL takes the file's exclusive lock and may be refused at once, without the busy
+  // timeout, while another process opens the same new file (a coordinator and its workers
+  // starting together): tried again for up to the busy timeout.
+  void SetWalMode() {
+    for (int waited_ms = 0;; waited_ms += 50) {
+      try {
+        db_.exec("PRAGMA journal_mode = WAL");
+        return;
+      } catch (const SQLite::Exception& e) {
+        if (e.getErrorCode() != SQLITE_BUSY || waited_ms >= 10000) throw;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
   void Migrate() {
     SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
     db_.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
