@@ -51,42 +51,39 @@ bool AllDigits(const std::string& s) {
 
 }  // namespace
 
-std::unique_ptr<Device> OpenDevice(std::vector<std::unique_ptr<Backend>>& backends,
-                                   const std::string& selector, std::string* error) {
-  DeviceListing listing = ListDevices(backends);
+bool SelectorMatches(const DeviceInfo& d, const std::string& selector) {
+  if (selector.empty()) return true;  // backends are listed CUDA first
   std::string backend_part = selector, rest;
   if (size_t colon = selector.find(':'); colon != std::string::npos) {
     backend_part = selector.substr(0, colon);
     rest = selector.substr(colon + 1);
   }
-  bool names_backend = backend_part.empty() || backend_part == "cuda" || backend_part == "opencl";
-  const DeviceInfo* chosen = nullptr;
-  for (const DeviceInfo& d : listing.devices) {
-    bool match;
-    if (selector.empty()) {
-      match = true;  // backends are listed CUDA first
-    } else if (names_backend) {
-      match = d.backend == backend_part &&
-              (rest.empty() ||
-               (AllDigits(rest) ? d.index == std::stoi(rest)
-                                : Lower(d.name).find(Lower(rest)) != std::string::npos));
-    } else {
-      match = Lower(d.name).find(Lower(selector)) != std::string::npos;
-    }
-    if (match) {
-      chosen = &d;
-      break;
-    }
+  if (backend_part.empty() || backend_part == "cuda" || backend_part == "opencl") {
+    return d.backend == backend_part &&
+           (rest.empty() ||
+            (AllDigits(rest) ? d.index == std::stoi(rest)
+                             : Lower(d.name).find(Lower(rest)) != std::string::npos));
   }
-  if (!chosen) {
-    std::string found;
-    for (const auto& d : listing.devices) found += fmt::format("\n  {}  {}", d.Selector(), d.name);
-    for (const auto& n : listing.notes) found += "\n  (" + n + ")";
-    *error =
-        fmt::format("no device matches '{}'; found:{}", selector.empty() ? "(default)" : selector,
-                    found.empty() ? " nothing" : found);
-    return nullptr;
-  }
+  return Lower(d.name).find(Lower(selector)) != std::string::npos;
+}
+
+std::optional<DeviceInfo> SelectDevice(const DeviceListing& listing, const std::string& selector,
+                                       std::string* error) {
+  for (const DeviceInfo& d : listing.devices)
+    if (SelectorMatches(d, selector)) return d;
+  std::string found;
+  for (const auto& d : listing.devices) found += fmt::format("\n  {}  {}", d.Selector(), d.name);
+  for (const auto& n : listing.notes) found += "\n  (" + n + ")";
+  *error =
+      fmt::format("no device matches '{}'; found:{}", selector.empty() ? "(default)" : selector,
+                  found.empty() ? " nothing" : found);
+  return std::nullopt;
+}
+
+std::unique_ptr<Device> OpenDevice(std::vector<std::unique_ptr<Backend>>& backends,
+                                   const std::string& selector, std::string* error) {
+  std::optional<DeviceInfo> chosen = SelectDevice(ListDevices(backends), selector, error);
+  if (!chosen) return nullptr;
   for (auto& b : backends) {
     if (b->name() == chosen->backend) {
       std::string open_error;

@@ -5,6 +5,7 @@
 // `cuda:0,cuda:1`, `cuda:all`.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,12 @@ struct DeviceListing {
 };
 
 DeviceListing ListDevices(std::vector<std::unique_ptr<Backend>>& backends);
+
+// Whether `selector` (one of --device's comma-separated parts) picks `device`.
+bool SelectorMatches(const DeviceInfo& device, const std::string& selector);
+// The first listed device `selector` picks, or nothing with `error` listing what was found.
+std::optional<DeviceInfo> SelectDevice(const DeviceListing& listing, const std::string& selector,
+                                       std::string* error);
 
 // Opens the selected device; on failure returns null and sets `error` to a message that lists
 // what was found.

@@ -103,14 +103,6 @@ RunSettings Resumed(const RunSettings& stored, const RunSettings& given) {
   return s;
 }
 
-// The store's URL as a command the tool prints gives it: a SQLite path made absolute, so the
-// command works pasted in another folder.
-std::string AbsoluteStore(const std::string& url) {
-  std::string path = url.rfind("sqlite:", 0) == 0 ? url.substr(7) : url;
-  if (path.find("://") != std::string::npos || path.empty()) return RedactStoreUrl(url);
-  return "sqlite:" + fs::absolute(path).lexically_normal().string();
-}
-
 // TASK as a command the tool prints must name it: the bundled name where that finds this task,
 // else its folder.
 std::string TaskArgument(const std::string& name, const std::string& dir) {
@@ -200,8 +192,8 @@ struct Totals {
   int reverified_now = 0;
   std::vector<RunnerStats> runners;
   int build_jobs = 0;
-  ExecutorCounters executors;
-  nlohmann::json llm;  // requests, tokens, cost (--proposer llm)
+  std::optional<ExecutorCounters> executors;  // a local judge's executors
+  nlohmann::json llm;                         // requests, tokens, cost (--proposer llm)
 };
 
 nlohmann::json DevicesJson(const Totals& t) {
@@ -290,7 +282,7 @@ int PrintJson(const RunSummary& s, const Totals& t, const std::string& task,
   for (const auto& [phase, sum] : phases) mean_phases[phase] = sum.first / sum.second;
   out["totals"]["mean_phase_ms"] = mean_phases;
   out["devices"] = DevicesJson(t);
-  out["executor"] = t.executors.ToJson();
+  if (t.executors) out["executor"] = t.executors->ToJson();
   std::cout << out.dump(2) << "\n";
   return 0;
 }
@@ -398,55 +390,59 @@ int PrintText(const RunSummary& s, const Totals& t, const OptimizeArgs& a,
 
 }  // namespace
 
-int RunOptimize(OptimizeArgs a, const std::string& self) {
+std::string AbsoluteStore(const std::string& url) {
+  std::string path = url.rfind("sqlite:", 0) == 0 ? url.substr(7) : url;
+  if (path.find("://") != std::string::npos || path.empty()) return RedactStoreUrl(url);
+  return "sqlite:" + fs::absolute(path).lexically_normal().string();
+}
+
+PreparedRun PrepareRun(OptimizeArgs a) {
+  PreparedRun p;
   bool resuming = a.resume_flag || !a.resume.empty();
   if (!resuming && !a.run.empty()) CheckRunName(a.run);  // before a store file is made for it
-  std::unique_ptr<Store> store = OpenStore(a.store);
+  p.store = OpenStore(a.store);
   if (!a.resume.empty()) a.run = a.resume;
   if (resuming && a.run.empty())
     throw InputError("--resume", 0, "RUN", "name the run to resume (--resume RUN or --run RUN)");
-  std::optional<RunInfo> existing = a.run.empty() ? std::nullopt : store->FindRun(a.run);
-  if (resuming && !existing)
+  p.existing = a.run.empty() ? std::nullopt : p.store->FindRun(a.run);
+  if (resuming && !p.existing)
     throw InputError(RedactStoreUrl(a.store), 0, "run " + a.run,
                      "no such run to resume in this store");
-  if (!resuming && existing)
+  if (!resuming && p.existing)
     throw InputError(
         RedactStoreUrl(a.store), 0, "run " + a.run,
         "exists already; continue it with --resume " + a.run + " or pick another --run");
-  if (existing) {
+  if (p.existing) {
     try {  // a resumed run goes on with its own settings
-      a.settings = Resumed(RunSettingsFromJson(existing->settings), a.settings);
+      a.settings = Resumed(RunSettingsFromJson(p.existing->settings), a.settings);
     } catch (const nlohmann::json::exception& e) {
       throw InputError(RedactStoreUrl(a.store), 0, "run " + a.run,
                        std::string("its stored settings cannot be read: ") + e.what());
     }
     // The folder it ran from (a task of the user's own is no bundled name), else its name.
     const std::string& dir = a.settings.task_dir;
-    if (a.task.empty()) a.task = !dir.empty() && fs::is_directory(dir) ? dir : existing->task;
+    if (a.task.empty()) a.task = !dir.empty() && fs::is_directory(dir) ? dir : p.existing->task;
   }
   Validate(a);
   RunSettings& rs = a.settings;
-
-  Task task = FindTask(a.task);
-  rs.task_dir = fs::absolute(task.dir).lexically_normal().string();
+  p.task = FindTask(a.task);
+  rs.task_dir = fs::absolute(p.task.dir).lexically_normal().string();
   if (rs.out_dir.empty()) rs.out_dir = "kfoundry-out";
   rs.out_dir = fs::absolute(rs.out_dir).lexically_normal().string();
-  JudgeOptions options;
-  options.executor = Aimed(a.executor, self, task.dir, "", rs.sizes);
-  options.executor.settings = rs.judging;
-  options.build_jobs = a.build_jobs;
-  auto backends = MakeBackends();
-  std::string error;
-  options.devices = ExpandDeviceSelectors(backends, rs.device, &error);
-  if (options.devices.empty()) throw InputError("--device", 0, rs.device, error);
-  DeviceJudge judge(task, options);
-  const ExecutorInfo& first = judge.info();
-  DeviceContext device = MakeDeviceContext(first.device, task, rs.sizes);
-  std::string devices;
-  for (int i = 0; i < judge.runner_count(); ++i)
-    devices += (i ? ", " : "") + judge.info(i).device.Label();
-  if (a.run.empty()) a.run = DefaultRunName(task.name);
-  RunInfo run = store->OpenRun({a.run, task.name, devices, RunSettingsToJson(rs), ""});
+  if (a.run.empty()) a.run = DefaultRunName(p.task.name);
+  p.args = std::move(a);
+  return p;
+}
+
+int SearchAndReport(PreparedRun& p, const JudgeSide& side) {
+  OptimizeArgs& a = p.args;
+  RunSettings& rs = a.settings;
+  const Task& task = p.task;
+  Store& store = *p.store;
+  Judge& judge = side.judge;
+  DeviceContext device = MakeDeviceContext(side.device, task, rs.sizes);
+  const std::string& devices = side.devices;
+  RunInfo run = store.OpenRun({a.run, task.name, devices, RunSettingsToJson(rs), ""});
 
   SearchSettings s;
   s.run = run.name;
@@ -459,9 +455,10 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
   s.rule_context = device.context;
   if (rs.search.use_rules)
     s.rules = LoadRules(rs.search.rules_dir.empty() ? DefaultRulesDir() : rs.search.rules_dir);
-  s.device = first.device;
-  s.peak_gbs = first.peak_gbs;
+  s.device = side.device;
+  s.peak_gbs = side.peak_gbs;
 
+  const std::optional<RunInfo>& existing = p.existing;
   fmt::print(stderr,
              "{} run {} of {} on {}: budget {} evaluations ({} per proposal), {} proposer, {} in "
              "flight, seed {}, store {}\n",
@@ -469,11 +466,11 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
              rs.search.tune_budget, rs.proposer.kind, rs.search.in_flight, rs.search.seed,
              RedactStoreUrl(a.store));
   if (!existing)
-    fmt::print(stderr, "(if it is interrupted: kfoundry optimize --store {} --resume {})\n",
+    fmt::print(stderr, "(if it is interrupted: {} --store {} --resume {})\n", side.resume_command,
                AbsoluteStore(a.store), run.name);
   const DescriptorSpace descriptors = DescriptorSpace::Load(DefaultDescriptorFile());
   std::unique_ptr<PromptJournal> journal;
-  if (rs.proposer.kind == "llm") journal = MakeStorePromptJournal(*store, run.name);
+  if (rs.proposer.kind == "llm") journal = MakeStorePromptJournal(store, run.name);
   ProposerContext context;
   context.language = device.language;
   context.predict = [&](const Kernel& k) { return descriptors.Classify(k.language, k.source, ""); };
@@ -485,9 +482,9 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
   Proposer& proposer = *made.proposer;
   ProgressLine line(10);
   Totals totals;
-  totals.search = RunSearch(task, proposer, judge, *store, descriptors, s, {&line});
+  totals.search = RunSearch(task, proposer, judge, store, descriptors, s, {&line});
   line.Finish();
-  totals.runners = judge.runner_stats();
+  totals.runners = side.runner_stats();
   totals.build_jobs = judge.build_jobs();
 
   // Finish: the top elites re-verified on one device, on fresh inputs, against the baseline.
@@ -495,15 +492,16 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
     fmt::print(
         stderr, "re-verifying the top {} on fresh inputs on {}, {} times each\n",
         std::min<size_t>(static_cast<size_t>(rs.final.top), totals.search.archive.cells().size()),
-        judge.info(0).device.Label(), rs.final.repeats);
+        side.reverified_on, rs.final.repeats);
   totals.reverified_now =
-      Reverify(totals.search.archive, judge, *store,
+      Reverify(totals.search.archive, judge, store,
                {run.name, devices, s.eval_settings, rs.final.top, rs.final.repeats, 0});
-  totals.executors = judge.counters();
+  totals.runners = side.runner_stats();
+  if (side.counters) totals.executors = side.counters();
 
-  RunSummary summary = ReadRunSummary(*store, run.name);
+  RunSummary summary = ReadRunSummary(store, run.name);
   if (rs.proposer.kind == "llm")
-    totals.llm = LlmTotals(summary.proposals, store->RunPromptVersions(run.name));
+    totals.llm = LlmTotals(summary.proposals, store.RunPromptVersions(run.name));
   std::string best_file;
   if (summary.Best()) {
     // A resumed run that judged nothing leaves the file it wrote (and any edit since) alone.
@@ -512,14 +510,40 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
     if (!unchanged || !fs::exists(best_file))
       best_file = WriteBest(summary, rs.out_dir, task.name, rs.final.repeats);
   }
-  store->AddEvent(run.name, "finish",
-                  {{"final", FinalJson(summary)},
-                   {"best_file", best_file},
-                   {"stop_reason", totals.search.stop_reason},
-                   {"devices", DevicesJson(totals)}});
+  store.AddEvent(run.name, "finish",
+                 {{"final", FinalJson(summary)},
+                  {"best_file", best_file},
+                  {"stop_reason", totals.search.stop_reason},
+                  {"devices", DevicesJson(totals)}});
   int cells_total = descriptors.CellCount();
   if (a.json) return PrintJson(summary, totals, task.name, best_file, cells_total);
   return PrintText(summary, totals, a, best_file, descriptors);
+}
+
+int RunOptimize(OptimizeArgs a, const std::string& self) {
+  PreparedRun p = PrepareRun(std::move(a));
+  const RunSettings& rs = p.args.settings;
+  JudgeOptions options;
+  options.executor = Aimed(p.args.executor, self, p.task.dir, "", rs.sizes);
+  options.executor.settings = rs.judging;
+  options.build_jobs = p.args.build_jobs;
+  auto backends = MakeBackends();
+  std::string error;
+  options.devices = ExpandDeviceSelectors(backends, rs.device, &error);
+  if (options.devices.empty()) throw InputError("--device", 0, rs.device, error);
+  DeviceJudge judge(p.task, options);
+  std::string devices;
+  for (int i = 0; i < judge.runner_count(); ++i)
+    devices += (i ? ", " : "") + judge.info(i).device.Label();
+  JudgeSide side{judge,
+                 judge.info().device,
+                 judge.info().peak_gbs,
+                 devices,
+                 judge.info(0).device.Label(),
+                 "kfoundry optimize",
+                 [&judge] { return judge.runner_stats(); },
+                 [&judge] { return judge.counters(); }};
+  return SearchAndReport(p, side);
 }
 
 }  // namespace kf

@@ -4,10 +4,17 @@
 // inputs on one device, re-timed interleaved with the baseline, and the best kernel is written to
 // a file. What is printed is read back from the store.
 
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/run_settings.hpp"
+#include "core/task.hpp"
+#include "host/judge.hpp"
 #include "host/supervisor.hpp"
+#include "store/store.hpp"
 
 namespace kf {
 
@@ -24,5 +31,33 @@ struct OptimizeArgs {
 };
 
 int RunOptimize(OptimizeArgs args, const std::string& self);
+
+// The store's URL as a command the tool prints gives it: a SQLite path made absolute, so the
+// command works pasted in another folder; a server's URL redacted.
+std::string AbsoluteStore(const std::string& url);
+
+// The body `optimize` and `coordinator` share, in two steps: the run opened in its store (a
+// resumed run's stored settings applied, the task found, the options checked), then, with a judge,
+// the search, the final re-verification, the summary and the best kernel's file.
+struct PreparedRun {
+  std::unique_ptr<Store> store;
+  std::optional<RunInfo> existing;  // the run resumed
+  Task task;
+  OptimizeArgs args;  // with the settings the run goes on with
+};
+PreparedRun PrepareRun(OptimizeArgs args);
+
+// What the body needs of the judge beyond the Judge contract.
+struct JudgeSide {
+  Judge& judge;
+  DeviceInfo device;          // the (first) device: its kind is what proposals are written for
+  double peak_gbs = 0;        // its measured copy bandwidth (0: unknown)
+  std::string devices;        // the run's devices as every evaluation key names them
+  std::string reverified_on;  // where the final re-verification runs, for the progress line
+  std::string resume_command = "kfoundry optimize";  // what continues the run
+  std::function<std::vector<RunnerStats>()> runner_stats;
+  std::function<ExecutorCounters()> counters;  // empty: no executors of this process
+};
+int SearchAndReport(PreparedRun& run, const JudgeSide& side);
 
 }  // namespace kf
