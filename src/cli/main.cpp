@@ -15,6 +15,9 @@
 
 #include "backend/registry.hpp"
 #include "cli/eval_command.hpp"
+#ifdef KF_HAVE_DIST
+#include "cli/cluster_commands.hpp"
+#endif
 #include "cli/import_command.hpp"
 #include "cli/optimize_command.hpp"
 #include "cli/report_command.hpp"
@@ -101,6 +104,138 @@ void AddEvalSettings(CLI::App* app, kf::EvalSettings& s) {
                   "mode and the device checks' oracle)")
       ->capture_default_str()
       ->check(CLI::IsMember({"device", "host"}));
+}
+
+// optimize's options, which coordinator shares.
+void AddOptimizeOptions(CLI::App* app, kf::OptimizeArgs& opt) {
+  app->add_option("TASK", opt.task, "A task folder or the name of a bundled task");
+  app->add_option("--budget", opt.settings.search.budget,
+                  "Evaluations to spend, the baseline's included")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  app->add_option("--time-budget", opt.settings.search.seconds,
+                  "Seconds to spend searching (0 = no limit)");
+  app->add_option("--tune-budget", opt.settings.search.tune_budget,
+                  "Evaluations the tuner spends on each proposed template")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  app->add_option("--proposer", opt.settings.proposer.kind,
+                  "Where kernels come from: builtin (the task's templates and source mutations), "
+                  "llm (a chat-completions model: --llm-*) or command (an executable: "
+                  "--proposer-cmd)")
+      ->capture_default_str();
+  app->add_option("--proposer-cmd", opt.settings.proposer.command,
+                  "For --proposer command: \"PROGRAM ARGS\", run by /bin/sh -c once per "
+                  "proposal; reads a JSON request on stdin, writes a kernel on stdout "
+                  "(docs/proposers.md)");
+  app->add_option("--proposer-timeout", opt.settings.proposer.timeout_s,
+                  "Seconds a proposer reply may take before it is a bad reply")
+      ->capture_default_str();
+  const std::string llm_group = "LLM proposer (docs/llm.md)";
+  app->add_option("--llm-base-url", opt.settings.proposer.llm.base_url,
+                  "Chat-completions server, e.g. http://127.0.0.1:8000/v1 (else "
+                  "KFOUNDRY_LLM_BASE_URL, OPENAI_BASE_URL)")
+      ->group(llm_group);
+  app->add_option("--llm-model", opt.settings.proposer.llm.model,
+                  "Model name (else KFOUNDRY_LLM_MODEL)")
+      ->group(llm_group);
+  app->add_option("--llm-api-key", opt.llm_api_key,
+                  "API key (better: KFOUNDRY_LLM_API_KEY or OPENAI_API_KEY); never stored")
+      ->group(llm_group);
+  app->add_option("--llm-models", opt.settings.proposer.llm.models_file,
+                  "TOML file of several models with weights, prices and settings (an ensemble)")
+      ->group(llm_group);
+  app->add_option("--llm-temperature", opt.settings.proposer.llm.temperature,
+                  "Sampling temperature")
+      ->group(llm_group);
+  app->add_option("--llm-max-tokens", opt.settings.proposer.llm.max_tokens, "Reply token limit")
+      ->group(llm_group);
+  app->add_option("--llm-reply", opt.settings.proposer.llm.reply,
+                  "What the model answers: file (a whole kernel) or diff (SEARCH/REPLACE blocks "
+                  "against the parent)")
+      ->capture_default_str()
+      ->group(llm_group);
+  app->add_option("--llm-timeout", opt.settings.proposer.llm.timeout_s,
+                  "Seconds one request may take")
+      ->capture_default_str()
+      ->group(llm_group);
+  app->add_option("--llm-retries", opt.settings.proposer.llm.retries,
+                  "Retries of a request after a 429, a 5xx or a dropped connection")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 20))
+      ->group(llm_group);
+  app->add_option("--llm-concurrency", opt.settings.proposer.llm.concurrency,
+                  "Requests at once (default: --in-flight)")
+      ->group(llm_group);
+  app->add_option("--llm-tpm", opt.settings.proposer.llm.tokens_per_minute,
+                  "Tokens per minute (0 = no limit)")
+      ->group(llm_group);
+  app->add_option("--max-cost", opt.settings.proposer.llm.max_cost,
+                  "Stop asking once the run's model cost reaches this many USD (0 = no limit)")
+      ->group(llm_group);
+  app->add_option("--prompts", opt.settings.proposer.llm.prompts_dir,
+                  "Folder of the prompt library")
+      ->group(llm_group);
+  app->add_flag_callback(
+         "--no-meta", [&opt] { opt.settings.proposer.llm.meta = false; },
+         "Never rewrite prompt components (the meta step)")
+      ->group(llm_group);
+  app->add_option("--meta-every", opt.settings.proposer.llm.meta_every,
+                  "Proposals between meta steps that rewrite the weakest prompt component")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000))
+      ->group(llm_group);
+  app->add_option("--meta-min-uses", opt.settings.proposer.llm.meta_min_uses,
+                  "Graded uses a component needs before the meta step may rewrite it")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000))
+      ->group(llm_group);
+  app->add_option("--in-flight", opt.settings.search.in_flight,
+                  "Proposals out at once (1 keeps one order for a seed)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  app->add_option("--build-jobs", opt.build_jobs,
+                  "Builder processes compiling offline where the backend can (CUDA): 0 = one "
+                  "per core, -1 = none (compile in the executor)")
+      ->capture_default_str();
+  app->add_option("--selection", opt.settings.search.selection,
+                  "Parent selection: uniform, curiosity, fitness or gradient")
+      ->capture_default_str();
+  app->add_option("--strategy", opt.settings.search.strategy,
+                  "Tuning strategy for each template (default: model)");
+  app->add_option("--device", opt.settings.device,
+                  "Device selector, as for eval; several devices, one runner each: "
+                  "cuda:0,cuda:1 or cuda:all (each candidate is timed against the baseline "
+                  "on the device that ran it)");
+  app->add_option("--sizes", opt.settings.sizes, "Benchmark size set to time");
+  app->add_option("--store", opt.store,
+                  "Where the run is recorded: sqlite:PATH or postgresql://USER@HOST:PORT/DB "
+                  "(its password from PGPASSWORD or ~/.pgpass, never here)")
+      ->capture_default_str();
+  app->add_option("--run", opt.run,
+                  "Name of the run: letters, digits, . _ - (default: TASK-DATE-TIME)");
+  app->add_option("--resume", opt.resume,
+                  "Continue the named run (killed or finished) with its stored settings; "
+                  "nothing stored is judged again");
+  app->add_flag("--continue", opt.resume_flag, "Continue the run named by --run");
+  app->add_option("--seed", opt.settings.search.seed, "Random seed")->capture_default_str();
+  app->add_option("--top", opt.settings.final.top, "Elites re-verified at the end")
+      ->capture_default_str();
+  app->add_option("--repeats", opt.settings.final.repeats, "Re-verifications of each")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  app->add_option("--out", opt.settings.out_dir,
+                  "Folder for the best kernel's source (OUT/RUN/best.cu|.cl; default "
+                  "kfoundry-out, or the resumed run's)");
+  app->add_flag_callback(
+      "--no-rules", [&opt] { opt.settings.search.use_rules = false; },
+      "Apply no hardware rules when tuning");
+  app->add_option("--rules", opt.settings.search.rules_dir, "Folder of rule files");
+  app->add_option("--launch-floor", opt.executor.launch_floor_s, "As for eval");
+  AddEvalSettings(app, opt.settings.judging);
+  app->add_option("--compile-timeout", opt.executor.compile_timeout_s, "As for eval")
+      ->capture_default_str();
+  app->add_flag("--json", opt.json, "Print one JSON object on stdout (progress on stderr)");
 }
 
 std::string SelfPath() {
@@ -199,158 +334,72 @@ int main(int argc, char** argv) {
       "Search the space of kernels for the fastest correct one (MAP-Elites over what the proposer "
       "writes, each template tuned, several proposals and devices at once), recorded in a store "
       "so a killed run resumes");
-  optimize->add_option("TASK", opt.task, "A task folder or the name of a bundled task");
-  optimize
-      ->add_option("--budget", opt.settings.search.budget,
-                   "Evaluations to spend, the baseline's included")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1000000));
-  optimize->add_option("--time-budget", opt.settings.search.seconds,
-                       "Seconds to spend searching (0 = no limit)");
-  optimize
-      ->add_option("--tune-budget", opt.settings.search.tune_budget,
-                   "Evaluations the tuner spends on each proposed template")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
-  optimize
-      ->add_option("--proposer", opt.settings.proposer.kind,
-                   "Where kernels come from: builtin (the task's templates and source mutations), "
-                   "llm (a chat-completions model: --llm-*) or command (an executable: "
-                   "--proposer-cmd)")
+  AddOptimizeOptions(optimize, opt);
+
+#ifdef KF_HAVE_DIST
+  // The distributed roles (docs/distributed.md): the same search, its candidates judged by run
+  // workers over a RabbitMQ broker.
+  kf::CoordinatorArgs coord_args;
+  CLI::App* coordinator = app.add_subcommand(
+      "coordinator",
+      "optimize with its candidates judged by run workers (kfoundry worker) on other hosts or "
+      "devices, over a RabbitMQ broker (--queue); the same options, output, store and --resume "
+      "as optimize");
+  AddOptimizeOptions(coordinator, coord_args.optimize);
+  coordinator
+      ->add_option("--queue", coord_args.queue,
+                   "The broker: amqp://USER@HOST:PORT/VHOST (password from "
+                   "KFOUNDRY_AMQP_PASSWORD, never here)")
       ->capture_default_str();
-  optimize->add_option("--proposer-cmd", opt.settings.proposer.command,
-                       "For --proposer command: \"PROGRAM ARGS\", run by /bin/sh -c once per "
-                       "proposal; reads a JSON request on stdin, writes a kernel on stdout "
-                       "(docs/proposers.md)");
-  optimize
-      ->add_option("--proposer-timeout", opt.settings.proposer.timeout_s,
-                   "Seconds a proposer reply may take before it is a bad reply")
+  coordinator
+      ->add_option("--wait-workers", coord_args.wait_s,
+                   "Seconds to wait for a run worker of the --device kind to send a heartbeat")
       ->capture_default_str();
-  const std::string llm_group = "LLM proposer (docs/llm.md)";
-  optimize
-      ->add_option("--llm-base-url", opt.settings.proposer.llm.base_url,
-                   "Chat-completions server, e.g. http://127.0.0.1:8000/v1 (else "
-                   "KFOUNDRY_LLM_BASE_URL, OPENAI_BASE_URL)")
-      ->group(llm_group);
-  optimize
-      ->add_option("--llm-model", opt.settings.proposer.llm.model,
-                   "Model name (else KFOUNDRY_LLM_MODEL)")
-      ->group(llm_group);
-  optimize
-      ->add_option("--llm-api-key", opt.llm_api_key,
-                   "API key (better: KFOUNDRY_LLM_API_KEY or OPENAI_API_KEY); never stored")
-      ->group(llm_group);
-  optimize
-      ->add_option("--llm-models", opt.settings.proposer.llm.models_file,
-                   "TOML file of several models with weights, prices and settings (an ensemble)")
-      ->group(llm_group);
-  optimize
-      ->add_option("--llm-temperature", opt.settings.proposer.llm.temperature,
-                   "Sampling temperature")
-      ->group(llm_group);
-  optimize
-      ->add_option("--llm-max-tokens", opt.settings.proposer.llm.max_tokens, "Reply token limit")
-      ->group(llm_group);
-  optimize
-      ->add_option("--llm-reply", opt.settings.proposer.llm.reply,
-                   "What the model answers: file (a whole kernel) or diff (SEARCH/REPLACE blocks "
-                   "against the parent)")
+  kf::WorkerArgs worker_args;
+  CLI::App* worker = app.add_subcommand(
+      "worker",
+      "Serve a coordinator: judge the run jobs of this host's device kind (--role run) until "
+      "SIGTERM or Ctrl-C, then finish the jobs taken and leave");
+  worker
+      ->add_option("--role", worker_args.role,
+                   "run (build and propose workers: not yet, docs/distributed.md)")
       ->capture_default_str()
-      ->group(llm_group);
-  optimize
-      ->add_option("--llm-timeout", opt.settings.proposer.llm.timeout_s,
-                   "Seconds one request may take")
-      ->capture_default_str()
-      ->group(llm_group);
-  optimize
-      ->add_option("--llm-retries", opt.settings.proposer.llm.retries,
-                   "Retries of a request after a 429, a 5xx or a dropped connection")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 20))
-      ->group(llm_group);
-  optimize
-      ->add_option("--llm-concurrency", opt.settings.proposer.llm.concurrency,
-                   "Requests at once (default: --in-flight)")
-      ->group(llm_group);
-  optimize
-      ->add_option("--llm-tpm", opt.settings.proposer.llm.tokens_per_minute,
-                   "Tokens per minute (0 = no limit)")
-      ->group(llm_group);
-  optimize
-      ->add_option("--max-cost", opt.settings.proposer.llm.max_cost,
-                   "Stop asking once the run's model cost reaches this many USD (0 = no limit)")
-      ->group(llm_group);
-  optimize
-      ->add_option("--prompts", opt.settings.proposer.llm.prompts_dir,
-                   "Folder of the prompt library")
-      ->group(llm_group);
-  optimize
-      ->add_flag_callback(
-          "--no-meta", [&opt] { opt.settings.proposer.llm.meta = false; },
-          "Never rewrite prompt components (the meta step)")
-      ->group(llm_group);
-  optimize
-      ->add_option("--meta-every", opt.settings.proposer.llm.meta_every,
-                   "Proposals between meta steps that rewrite the weakest prompt component")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000))
-      ->group(llm_group);
-  optimize
-      ->add_option("--meta-min-uses", opt.settings.proposer.llm.meta_min_uses,
-                   "Graded uses a component needs before the meta step may rewrite it")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000))
-      ->group(llm_group);
-  optimize
-      ->add_option("--in-flight", opt.settings.search.in_flight,
-                   "Proposals out at once (1 keeps one order for a seed)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 256));
-  optimize
-      ->add_option("--build-jobs", opt.build_jobs,
-                   "Builder processes compiling offline where the backend can (CUDA): 0 = one "
-                   "per core, -1 = none (compile in the executor)")
+      ->check(CLI::IsMember({"run"}));
+  worker->add_option("--device", worker_args.device,
+                     "Device selector, as for optimize; several of one kind: cuda:0,cuda:1 or "
+                     "cuda:all");
+  worker
+      ->add_option("--store", worker_args.store,
+                   "The coordinator's store (task bundles, heartbeats): sqlite:PATH on one host, "
+                   "postgresql://USER@HOST:PORT/DB across hosts")
       ->capture_default_str();
-  optimize
-      ->add_option("--selection", opt.settings.search.selection,
-                   "Parent selection: uniform, curiosity, fitness or gradient")
+  worker
+      ->add_option("--queue", worker_args.queue,
+                   "The broker: amqp://USER@HOST:PORT/VHOST (password from "
+                   "KFOUNDRY_AMQP_PASSWORD, never here)")
       ->capture_default_str();
-  optimize->add_option("--strategy", opt.settings.search.strategy,
-                       "Tuning strategy for each template (default: model)");
-  optimize->add_option("--device", opt.settings.device,
-                       "Device selector, as for eval; several devices, one runner each: "
-                       "cuda:0,cuda:1 or cuda:all (each candidate is timed against the baseline "
-                       "on the device that ran it)");
-  optimize->add_option("--sizes", opt.settings.sizes, "Benchmark size set to time");
-  optimize
-      ->add_option("--store", opt.store,
-                   "Where the run is recorded: sqlite:PATH or postgresql://USER@HOST:PORT/DB "
-                   "(its password from PGPASSWORD or ~/.pgpass, never here)")
-      ->capture_default_str();
-  optimize->add_option("--run", opt.run,
-                       "Name of the run: letters, digits, . _ - (default: TASK-DATE-TIME)");
-  optimize->add_option("--resume", opt.resume,
-                       "Continue the named run (killed or finished) with its stored settings; "
-                       "nothing stored is judged again");
-  optimize->add_flag("--continue", opt.resume_flag, "Continue the run named by --run");
-  optimize->add_option("--seed", opt.settings.search.seed, "Random seed")->capture_default_str();
-  optimize->add_option("--top", opt.settings.final.top, "Elites re-verified at the end")
-      ->capture_default_str();
-  optimize->add_option("--repeats", opt.settings.final.repeats, "Re-verifications of each")
+  worker->add_option("--cache", worker_args.cache_dir,
+                     "Folder for the tasks' bundles (default: the compile cache's folder/tasks)");
+  worker->add_option("--heartbeat", worker_args.heartbeat_s, "Seconds between heartbeats")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100));
-  optimize->add_option("--out", opt.settings.out_dir,
-                       "Folder for the best kernel's source (OUT/RUN/best.cu|.cl; default "
-                       "kfoundry-out, or the resumed run's)");
-  optimize->add_flag_callback(
-      "--no-rules", [&opt] { opt.settings.search.use_rules = false; },
-      "Apply no hardware rules when tuning");
-  optimize->add_option("--rules", opt.settings.search.rules_dir, "Folder of rule files");
-  optimize->add_option("--launch-floor", opt.executor.launch_floor_s, "As for eval");
-  AddEvalSettings(optimize, opt.settings.judging);
-  optimize->add_option("--compile-timeout", opt.executor.compile_timeout_s, "As for eval")
+      ->check(CLI::Range(0.5, 60.0));
+  worker
+      ->add_option("--build-jobs", worker_args.build_jobs,
+                   "Builder processes (CUDA): 0 = one per core, -1 = none")
       ->capture_default_str();
-  optimize->add_flag("--json", opt.json, "Print one JSON object on stdout (progress on stderr)");
+  worker->add_option("--launch-floor", worker_args.executor.launch_floor_s, "As for eval");
+  worker->add_option("--compile-timeout", worker_args.executor.compile_timeout_s, "As for eval")
+      ->capture_default_str();
+
+  kf::StatusArgs status_args;
+  CLI::App* status = app.add_subcommand(
+      "status", "The workers (heartbeats, jobs done), the broker's queues and the runs of a store");
+  status->add_option("--store", status_args.store, "The store: sqlite:PATH or postgresql://...")
+      ->capture_default_str();
+  status->add_option("--queue", status_args.queue,
+                     "The broker, for the queues' depths (amqp://USER@HOST:PORT/VHOST)");
+  status->add_flag("--json", status_args.json, "Print one JSON object on stdout");
+#endif
 
   kf::ReportArgs report_args;
   CLI::App* report = app.add_subcommand(
@@ -435,6 +484,11 @@ int main(int argc, char** argv) {
     if (*builder) return kf::RunBuilder(builder_args);
     if (*tune) return kf::RunTune(tune_args, SelfPath());
     if (*optimize) return kf::RunOptimize(opt, SelfPath());
+#ifdef KF_HAVE_DIST
+    if (*coordinator) return kf::RunCoordinator(coord_args);
+    if (*worker) return kf::RunWorkerCommand(worker_args, SelfPath());
+    if (*status) return kf::RunStatus(status_args);
+#endif
     if (*report) return kf::RunReport(report_args);
     if (*serve) return kf::RunServe(serve_options);
     if (*import_cmd) return kf::RunImport(import_options);

@@ -535,4 +535,20 @@ int AmqpClient::Reconnections() const {
   return io_->Reconnections();
 }
 
+void DeclareSettled(AmqpClient& client, const QueueSpec& spec, int prefetch) {
+  std::chrono::milliseconds pause(100);
+  for (int attempt = 1;; ++attempt) {
+    try {
+      client.Declare(spec);
+      if (prefetch > 0) client.Consume(spec.name, prefetch);
+      return;
+    } catch (const AmqpError& e) {
+      if (attempt == 7) throw;
+      fmt::print(stderr, "amqp: {}; trying again in {} ms\n", e.what(), pause.count());
+      std::this_thread::sleep_for(pause);
+      pause *= 2;
+    }
+  }
+}
+
 }  // namespace kf

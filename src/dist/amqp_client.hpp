@@ -130,4 +130,9 @@ class AmqpClient {
 
 std::string_view PublishOutcomeName(PublishOutcome outcome);
 
+// Declare, and with `prefetch` > 0 Consume, tried again with back-off for up to about ten seconds
+// when refused: RabbitMQ may refuse a quorum queue that another client declares at the same
+// moment (541 INTERNAL_ERROR) and then declares it fine. The last refusal is thrown.
+void DeclareSettled(AmqpClient& client, const QueueSpec& spec, int prefetch = 0);
+
 }  // namespace kf

@@ -155,6 +155,14 @@ void AmqpSession::Declare(const QueueSpec& spec) {
   Check(amqp_get_rpc_reply(conn_), "declare queue " + spec.name);
 }
 
+QueueState AmqpSession::Inspect(const std::string& queue) {
+  const amqp_queue_declare_ok_t* ok =
+      amqp_queue_declare(conn_, kChannel, Bytes(queue), /*passive=*/1, /*durable=*/0,
+                         /*exclusive=*/0, /*auto_delete=*/0, amqp_empty_table);
+  Check(amqp_get_rpc_reply(conn_), "inspect queue " + queue);
+  return {static_cast<long long>(ok->message_count), static_cast<int>(ok->consumer_count)};
+}
+
 std::string AmqpSession::Consume(const std::string& queue, int prefetch) {
   amqp_basic_qos(conn_, kChannel, 0, static_cast<uint16_t>(prefetch), /*global=*/0);
   Check(amqp_get_rpc_reply(conn_), "basic.qos");

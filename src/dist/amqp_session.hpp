@@ -24,6 +24,11 @@ class AmqpRefused : public AmqpError {
   using AmqpError::AmqpError;
 };
 
+struct QueueState {
+  long long messages = 0;  // ready for delivery (not those delivered and unacknowledged)
+  int consumers = 0;
+};
+
 // What the broker sent, once complete (a delivery's method, header and body frames together).
 struct SessionEvent {
   enum class Kind { kDelivery, kConfirm, kNack, kReturn } kind = Kind::kDelivery;
@@ -49,6 +54,9 @@ class AmqpSession {
   bool HasBufferedInput() const;
 
   void Declare(const QueueSpec& spec);
+  // A passive declare: the queue's depth and consumers. AmqpRefused when there is no such queue
+  // (the broker then closes the channel: a session for inspection only, as `kfoundry status`).
+  QueueState Inspect(const std::string& queue);
   // Sets the prefetch for consumers started after it, starts one; returns its tag.
   std::string Consume(const std::string& queue, int prefetch);
   void Cancel(const std::string& consumer_tag);

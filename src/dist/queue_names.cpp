@@ -31,4 +31,8 @@ std::string ResultsQueueName(std::string_view run_id) {
   return "kf.results." + QueueSlug(run_id);
 }
 
+QueueSpec RunQueueSpec(const std::string& name) {
+  return QueueSpec(name, kRunDeliveryLimit, kDeadLetterQueue);
+}
+
 }  // namespace kf

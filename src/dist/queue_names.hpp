@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/device_info.hpp"
+#include "dist/amqp_client.hpp"
 
 namespace kf {
 
@@ -19,6 +20,15 @@ std::string QueueSlug(std::string_view text);
 
 // kf.run.<backend>.<arch>.<name>: kf.run.cuda.sm-90.nvidia-h100-80gb-hbm3.
 std::string RunQueueName(const DeviceInfo& device);
+// A run job taken by this many workers that each died or lost their connection before answering
+// is answered `crash` by the next worker instead of being run again (the job kills its judges).
+inline constexpr int kRunAttempts = 3;
+// The broker's backstop: past this many deliveries a run job goes to kf.dead. Above kRunAttempts
+// by two, since a draining worker's requeue counts as a delivery too.
+inline constexpr int kRunDeliveryLimit = kRunAttempts + 2;
+// The run queue's declaration (every declarer must give the same arguments).
+QueueSpec RunQueueSpec(const std::string& name);
+
 // kf.build.<backend>: CUDA's builders compile for any architecture the job names.
 std::string BuildQueueName(std::string_view backend);
 // kf.results.<run>.

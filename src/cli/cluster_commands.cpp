@@ -1,0 +1,343 @@
+#include "cli/cluster_commands.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "backend/registry.hpp"
+#include "core/codec.hpp"
+#include "core/input_error.hpp"
+#include "core/task_bundle.hpp"
+#include "dist/amqp_session.hpp"
+#include "dist/queue_names.hpp"
+#include "dist/remote_judge.hpp"
+#include "dist/run_worker.hpp"
+#include "eval/compile_cache.hpp"
+#include "eval/executor_main.hpp"
+
+namespace kf {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A worker whose last heartbeat is older than this is taken for gone (it beats every 5 s).
+constexpr double kLiveSeconds = 20;
+
+AmqpUrl ParseQueueOption(const std::string& url) {
+  try {
+    return ParseAmqpUrl(url);
+  } catch (const std::invalid_argument& e) {
+    throw InputError("--queue", 0, RedactAmqpUrl(url), e.what());
+  }
+}
+
+bool Live(const WorkerRecord& w) {
+  return w.state == "running" && w.heartbeat_age_s < kLiveSeconds;
+}
+
+// Whether a worker's device (as its heartbeat lists it) is one `--device` asks for.
+bool Wanted(const nlohmann::json& device, const std::string& spec) {
+  DeviceInfo d = DeviceInfoFromJson(device);
+  if (spec.empty()) return true;
+  size_t start = 0;
+  while (start <= spec.size()) {
+    size_t comma = spec.find(',', start);
+    std::string one =
+        spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    start = comma == std::string::npos ? spec.size() + 1 : comma + 1;
+    if (one.size() > 4 && one.compare(one.size() - 4, 4, ":all") == 0)
+      one = one.substr(0, one.size() - 4);
+    // An index names a device of one host, not a kind: cuda:1 asks for CUDA devices.
+    if (size_t colon = one.find(':');
+        colon != std::string::npos &&
+        one.find_first_not_of("0123456789", colon + 1) == std::string::npos)
+      one = one.substr(0, colon);
+    if (SelectorMatches(d, one)) return true;
+  }
+  return false;
+}
+
+// The run workers of one device kind the coordinator sends its jobs to.
+struct WorkerKind {
+  std::string queue;
+  DeviceInfo device;
+  double peak_gbs = 0;
+  int devices = 0;  // served by live workers of the kind
+  int workers = 0;
+};
+
+std::optional<WorkerKind> FindKind(Store& store, const std::string& spec,
+                                   const std::string& queue = "") {
+  std::optional<WorkerKind> kind;
+  for (const WorkerRecord& w : store.Workers()) {  // the most recent heartbeat first
+    if (w.role != "run" || !Live(w) || w.devices.empty()) continue;
+    if (queue.empty() ? !Wanted(w.devices.front(), spec) : w.queue != queue) continue;
+    if (!kind) {
+      kind = WorkerKind{w.queue, DeviceInfoFromJson(w.devices.front()), 0, 0, 0};
+    } else if (w.queue != kind->queue) {
+      continue;
+    }
+    kind->devices += static_cast<int>(w.devices.size());
+    ++kind->workers;
+    kind->peak_gbs = std::max(kind->peak_gbs, w.info.value("peak_gbs", 0.0));
+  }
+  return kind;
+}
+
+WorkerKind WaitForKind(Store& store, const std::string& spec, double wait_s,
+                       const std::string& start_hint) {
+  const Clock::time_point start = Clock::now();
+  bool said = false;
+  for (;;) {
+    if (std::optional<WorkerKind> kind = FindKind(store, spec)) return *kind;
+    double waited = std::chrono::duration<double>(Clock::now() - start).count();
+    if (waited >= wait_s)
+      throw WorkerError(
+          fmt::format("no run worker{} has sent a heartbeat in the last {:.0f} s "
+                      "after {:.0f} s of waiting; start one where the device is:\n  {}",
+                      spec.empty() ? "" : " for --device " + spec, kLiveSeconds, wait_s,
+                      start_hint),
+          3);
+    if (!said) {
+      fmt::print(stderr,
+                 "waiting up to {:.0f} s for a run worker{}; start one where the device is:\n"
+                 "  {}\n",
+                 wait_s, spec.empty() ? "" : " for --device " + spec, start_hint);
+      said = true;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+// The number of devices the live workers of a kind serve, read again at most every few seconds.
+class KindDevices {
+ public:
+  KindDevices(Store& store, WorkerKind kind) : store_(store), kind_(std::move(kind)) {}
+  int operator()() {
+    std::lock_guard lock(mu_);
+    if (Clock::now() - read_ > std::chrono::seconds(5)) {
+      read_ = Clock::now();
+      try {
+        std::optional<WorkerKind> now = FindKind(store_, "", kind_.queue);
+        devices_ = now ? now->devices : 0;
+      } catch (const std::exception&) {
+        // keep the last count: the store answers again later
+      }
+    }
+    return devices_;
+  }
+
+ private:
+  Store& store_;
+  WorkerKind kind_;
+  std::mutex mu_;
+  Clock::time_point read_ = Clock::now();
+  int devices_ = kind_.devices;
+};
+
+std::string Hostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "localhost";
+  return name;
+}
+
+std::atomic<bool> g_stop{false};
+
+void OnStopSignal(int) {
+  g_stop = true;
+}
+
+}  // namespace
+
+int RunCoordinator(CoordinatorArgs a) {
+  const AmqpUrl url = ParseQueueOption(a.queue);
+  PreparedRun p = PrepareRun(std::move(a.optimize));
+  const RunSettings& rs = p.args.settings;
+  Store& store = *p.store;
+  // The task reaches the workers through the store, once.
+  TaskBundle bundle = PackTaskFolder(p.task.dir, p.task.name);
+  store.PutTaskBundle(bundle);
+  const std::string hint = fmt::format("kfoundry worker --role run{} --store {} --queue {}",
+                                       rs.device.empty() ? "" : " --device " + rs.device,
+                                       AbsoluteStore(p.args.store), url.Redacted());
+  WorkerKind kind = WaitForKind(store, rs.device, a.wait_s, hint);
+  fmt::print(stderr, "run workers of {}: {} worker{} with {} device{} ({})\n", kind.device.name,
+             kind.workers, kind.workers == 1 ? "" : "s", kind.devices, kind.devices == 1 ? "" : "s",
+             kind.queue);
+
+  AmqpClient amqp(url);
+  KindDevices devices(store, kind);
+  RemoteJudgeOptions options;
+  options.run = p.args.run;
+  options.task_id = bundle.id;
+  options.task_name = p.task.name;
+  options.sizes = rs.sizes;
+  options.settings = rs.judging;
+  options.run_queue = kind.queue;
+  options.devices = [&devices] { return devices(); };
+  RemoteJudge judge(amqp, options);
+  JudgeSide side{judge,
+                 kind.device,
+                 kind.peak_gbs,
+                 kind.queue,
+                 "a worker of " + kind.queue,
+                 "kfoundry coordinator --queue " + url.Redacted(),
+                 [&judge] { return judge.worker_stats(); },
+                 {}};
+  return SearchAndReport(p, side);
+}
+
+int RunWorkerCommand(WorkerArgs a, const std::string& self) {
+  if (a.role != "run")
+    throw InputError("--role", 0, a.role,
+                     "only run workers exist so far (build and propose workers: "
+                     "docs/distributed.md)");
+  const AmqpUrl url = ParseQueueOption(a.queue);
+  std::unique_ptr<Store> store = OpenStore(a.store);
+  auto backends = MakeBackends();
+  std::string error;
+  std::vector<std::string> selectors = ExpandDeviceSelectors(backends, a.device, &error);
+  if (selectors.empty()) throw InputError("--device", 0, a.device, error);
+  DeviceListing listing = ListDevices(backends);
+  RunWorkerOptions options;
+  options.host = Hostname();
+  options.id = fmt::format("{}:{}:run", options.host, getpid());
+  for (const std::string& selector : selectors) {
+    std::optional<DeviceInfo> d = SelectDevice(listing, selector, &error);
+    if (!d) throw WorkerError(error, 3);
+    options.devices.push_back(*d);
+  }
+  options.cache_dir = a.cache_dir.empty() ? DefaultCacheDir() + "/tasks" : a.cache_dir;
+  options.heartbeat_s = a.heartbeat_s;
+  std::mutex peak_mu;
+  double peak_gbs = 0;
+  options.info = [&] {
+    std::lock_guard lock(peak_mu);
+    return nlohmann::json{{"peak_gbs", peak_gbs}};
+  };
+  std::vector<std::string> canonical;
+  for (const DeviceInfo& d : options.devices) canonical.push_back(d.Selector());
+  JudgeFactory factory = [&](const Task& task, const std::string& sizes,
+                             const EvalSettings& settings) -> std::unique_ptr<Judge> {
+    JudgeOptions o;
+    o.executor = Aimed(a.executor, self, task.dir, "", sizes);
+    o.executor.settings = settings;
+    o.devices = canonical;
+    o.build_jobs = a.build_jobs;
+    auto judge = std::make_unique<DeviceJudge>(task, o);
+    std::lock_guard lock(peak_mu);
+    peak_gbs = judge->info().peak_gbs;
+    return judge;
+  };
+
+  AmqpClient amqp(url);
+  RunWorker worker(amqp, *store, factory, options);
+  std::string devices;
+  for (const DeviceInfo& d : options.devices) devices += (devices.empty() ? "" : ", ") + d.Label();
+  fmt::print(stderr, "worker {}: serving {} from {} (store {}); stop with Ctrl-C or SIGTERM\n",
+             options.id, devices, worker.queue(), RedactStoreUrl(a.store));
+  std::signal(SIGINT, OnStopSignal);
+  std::signal(SIGTERM, OnStopSignal);
+  std::string failure = worker.Serve(g_stop);
+  amqp.Close();
+  fmt::print(stderr, "worker {}: stopped after {} jobs{}\n", options.id, worker.jobs_done(),
+             failure.empty() ? "" : ": " + failure);
+  return failure.empty() ? 0 : 1;
+}
+
+int RunStatus(const StatusArgs& a) {
+  std::unique_ptr<Store> store = OpenStore(a.store, /*must_exist=*/true);
+  std::vector<WorkerRecord> workers = store->Workers();
+  std::vector<RunInfo> runs = store->Runs();
+  // Queue depths, by a passive declare each (one session per queue: asking for a queue that
+  // is not there closes the channel).
+  std::map<std::string, std::optional<QueueState>> queues;
+  if (!a.queue.empty()) {
+    const AmqpUrl url = ParseQueueOption(a.queue);
+    queues[kDeadLetterQueue];
+    for (const WorkerRecord& w : workers)
+      if (!w.queue.empty()) queues[w.queue];
+    for (const RunInfo& r : runs)
+      if (!store->Stats(r.name).Finished()) queues[ResultsQueueName(r.name)];
+    for (auto& [name, state] : queues) {
+      try {
+        AmqpSession session(url, 0);
+        state = session.Inspect(name);
+      } catch (const AmqpRefused&) {
+        // not declared (yet): no figure
+      }
+    }
+  }
+  if (a.json) {
+    nlohmann::json out = {{"workers", nlohmann::json::array()},
+                          {"queues", nlohmann::json::object()},
+                          {"runs", nlohmann::json::array()}};
+    for (const WorkerRecord& w : workers) {
+      out["workers"].push_back({{"id", w.id},
+                                {"host", w.host},
+                                {"role", w.role},
+                                {"pid", w.pid},
+                                {"devices", w.devices},
+                                {"queue", w.queue},
+                                {"state", Live(w) || w.state != "running" ? w.state : "lost"},
+                                {"jobs_done", w.jobs_done},
+                                {"started_at", w.started_at},
+                                {"heartbeat_at", w.heartbeat_at},
+                                {"heartbeat_age_s", w.heartbeat_age_s},
+                                {"info", w.info}});
+    }
+    for (const auto& [name, state] : queues) {
+      out["queues"][name] =
+          state ? nlohmann::json{{"messages", state->messages}, {"consumers", state->consumers}}
+                : nlohmann::json(nullptr);
+    }
+    for (const RunInfo& r : runs) {
+      RunStats s = store->Stats(r.name);
+      out["runs"].push_back({{"name", r.name},
+                             {"task", r.task},
+                             {"device", r.device},
+                             {"evaluations", s.evaluations},
+                             {"proposals", s.proposals},
+                             {"last_evaluation_at", s.last_evaluation_at},
+                             {"finished", s.Finished()}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  fmt::print("workers{}\n", workers.empty() ? "     none has sent a heartbeat to this store" : "");
+  for (const WorkerRecord& w : workers) {
+    std::string devices;
+    for (const auto& d : w.devices)
+      devices += (devices.empty() ? "" : ", ") + DeviceInfoFromJson(d).Label();
+    std::string state = Live(w) || w.state != "running" ? w.state : "lost";
+    fmt::print("  {:<28} {:<4} {:<9} {:>6} jobs  heartbeat {:.0f} s ago  {}\n", w.id, w.role, state,
+               w.jobs_done, w.heartbeat_age_s, devices);
+    if (w.info.contains("failure"))
+      fmt::print("    failed: {}\n", w.info["failure"].get<std::string>());
+  }
+  if (!queues.empty()) fmt::print("queues\n");
+  for (const auto& [name, state] : queues) {
+    if (state)
+      fmt::print("  {:<64} {:>6} waiting  {} consumer{}\n", name, state->messages, state->consumers,
+                 state->consumers == 1 ? "" : "s");
+    else
+      fmt::print("  {:<64} not declared\n", name);
+  }
+  fmt::print("runs{}\n", runs.empty() ? "        none" : "");
+  for (const RunInfo& r : runs) {
+    RunStats s = store->Stats(r.name);
+    fmt::print("  {:<32} {:<16} {:>6} evaluations  {}\n", r.name, r.task, s.evaluations,
+               s.Finished() ? "finished" : "last evaluation " + s.last_evaluation_at);
+  }
+  return 0;
+}
+
+}  // namespace kf

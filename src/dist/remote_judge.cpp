@@ -1,0 +1,150 @@
+#include "dist/remote_judge.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "dist/queue_names.hpp"
+
+namespace kf {
+
+RemoteJudge::RemoteJudge(AmqpClient& amqp, RemoteJudgeOptions options)
+    : amqp_(amqp), options_(std::move(options)), results_queue_(ResultsQueueName(options_.run)) {
+  DeclareSettled(amqp_, QueueSpec(kDeadLetterQueue));
+  DeclareSettled(amqp_, RunQueueSpec(options_.run_queue));
+  DeclareSettled(amqp_, QueueSpec(results_queue_), 256);
+  listener_ = std::thread([this] { Listen(); });
+}
+
+RemoteJudge::~RemoteJudge() {
+  stop_ = true;
+  listener_.join();
+}
+
+void RemoteJudge::Submit(Candidate candidate, Done done, int /*pinned*/) {
+  RunJobMessage job;
+  job.run = options_.run;
+  job.results_queue = results_queue_;
+  job.task_id = options_.task_id;
+  job.task_name = options_.task_name;
+  job.sizes = options_.sizes;
+  job.settings = options_.settings;
+  std::string key = candidate.key;
+  {
+    std::lock_guard lock(mu_);
+    if (key.empty()) key = candidate.key = fmt::format("{}.job{}", options_.run, next_job_++);
+    pending_[key].push_back(std::move(done));
+  }
+  job.candidate = std::move(candidate);
+  std::future<PublishOutcome> published =
+      amqp_.PublishAsync(options_.run_queue, RunJobMessageToJson(job).dump());
+  std::lock_guard lock(mu_);
+  publishing_.emplace_back(key, std::move(published));
+}
+
+int RemoteJudge::runner_count() const {
+  return std::max(1, options_.devices ? options_.devices() : 1);
+}
+
+void RemoteJudge::CancelPending() {
+  std::unordered_map<std::string, std::vector<Done>> cancelled;
+  {
+    std::lock_guard lock(mu_);
+    cancelled.swap(pending_);
+  }
+  for (auto& [key, dones] : cancelled) {
+    for (Done& done : dones) {
+      RunReply reply;
+      reply.key = key;
+      reply.cancelled = true;
+      done(std::move(reply));
+    }
+  }
+}
+
+int RemoteJudge::pending() const {
+  std::lock_guard lock(mu_);
+  int n = 0;
+  for (const auto& [key, dones] : pending_) n += static_cast<int>(dones.size());
+  return n;
+}
+
+std::vector<RunnerStats> RemoteJudge::worker_stats() const {
+  std::lock_guard lock(mu_);
+  std::vector<RunnerStats> out;
+  for (const auto& [worker, stats] : workers_) out.push_back(stats);
+  return out;
+}
+
+void RemoteJudge::Answer(const std::string& key, RunReply reply) {
+  std::vector<Done> dones;
+  {
+    std::lock_guard lock(mu_);
+    auto it = pending_.find(key);
+    if (it == pending_.end()) {
+      ++dropped_;
+      return;
+    }
+    dones = std::move(it->second);
+    pending_.erase(it);
+  }
+  for (size_t i = 0; i + 1 < dones.size(); ++i) dones[i](reply);
+  dones.back()(std::move(reply));
+}
+
+void RemoteJudge::Listen() {
+  using namespace std::chrono_literals;
+  while (!stop_) {
+    // Jobs the broker refused (or the client closed under): answered as the tool's failure.
+    std::vector<std::pair<std::string, PublishOutcome>> failed;
+    {
+      std::lock_guard lock(mu_);
+      for (auto it = publishing_.begin(); it != publishing_.end();) {
+        if (it->second.wait_for(0s) != std::future_status::ready) {
+          ++it;
+          continue;
+        }
+        PublishOutcome outcome = it->second.get();
+        if (outcome != PublishOutcome::kConfirmed) failed.emplace_back(it->first, outcome);
+        it = publishing_.erase(it);
+      }
+    }
+    for (const auto& [key, outcome] : failed) {
+      RunReply reply;
+      reply.key = key;
+      reply.tool_error = fmt::format("the broker did not take run job {} for {}: {}", key,
+                                     options_.run_queue, PublishOutcomeName(outcome));
+      Answer(key, std::move(reply));
+    }
+
+    std::optional<Delivery> d = amqp_.Next(100ms);
+    if (!d) continue;
+    RunResultMessage result;
+    try {
+      result = RunResultMessageFromJson(nlohmann::json::parse(d->body));
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "coordinator: a malformed result on {} dropped: {}\n", d->queue, e.what());
+      amqp_.Ack(d->tag);
+      continue;
+    }
+    if (result.run == options_.run) {
+      {
+        std::lock_guard lock(mu_);
+        if (pending_.count(result.reply.key)) {
+          RunnerStats& w = workers_[result.worker];
+          w.device = result.worker;
+          ++w.jobs;
+          w.busy_seconds += result.seconds;
+        }
+      }
+      const std::string key = result.reply.key;  // not a reference into what is moved
+      Answer(key, std::move(result.reply));
+    } else {
+      ++dropped_;
+    }
+    amqp_.Ack(d->tag);
+  }
+}
+
+}  // namespace kf

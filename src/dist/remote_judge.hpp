@@ -1,0 +1,77 @@
+#pragma once
+// The coordinator's judge: candidates become run jobs on the device kind's run queue, and their
+// verdicts come back on the run's results queue, matched by key (the candidate's evaluation key).
+// What the search sees is the `Judge` contract, unchanged: `Submit` returns at once and `done` is
+// called once, on the results thread.
+//
+// At least once, exactly one verdict: a job may be judged twice (a worker that died after
+// judging it, before acknowledging it), so a result whose key is no longer pending (answered
+// already, or cancelled) is acknowledged and dropped. A job the broker would not take is answered
+// with a tool error, which stops the search as a local executor's failure does.
+//
+// A run worker's own failure (an executor that cannot start) does not come here: that worker
+// gives the job back to the queue and leaves (dist/run_worker.hpp).
+
+#include <atomic>
+#include <functional>
+#include <future>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "dist/amqp_client.hpp"
+#include "dist/run_messages.hpp"
+#include "host/judge.hpp"
+
+namespace kf {
+
+struct RemoteJudgeOptions {
+  std::string run, task_id, task_name, sizes;
+  EvalSettings settings;  // for a candidate that brings none
+  std::string run_queue;  // the device kind's (RunQueueName)
+  // How many devices of the kind the live run workers serve (1 at least is assumed): the search
+  // keeps twice as many candidates out.
+  std::function<int()> devices;
+};
+
+class RemoteJudge : public Judge {
+ public:
+  // Declares the run queue and the run's results queue, and starts listening on the latter.
+  RemoteJudge(AmqpClient& amqp, RemoteJudgeOptions options);
+  ~RemoteJudge() override;
+  RemoteJudge(const RemoteJudge&) = delete;
+  RemoteJudge& operator=(const RemoteJudge&) = delete;
+
+  // `pinned` is not honoured: every worker of a run queue serves the same kind of device, and
+  // each verdict times its baseline on the device that ran it.
+  void Submit(Candidate candidate, Done done, int pinned = -1) override;
+  int runner_count() const override;
+  // Every pending job is answered `cancelled` now; its result is dropped when it comes.
+  void CancelPending() override;
+
+  int pending() const;
+  int duplicates_dropped() const { return dropped_.load(); }
+  // Verdicts per worker (its id as the device) and the wall time they took there.
+  std::vector<RunnerStats> worker_stats() const;
+
+ private:
+  void Listen();
+  void Answer(const std::string& key, RunReply reply);
+
+  AmqpClient& amqp_;
+  RemoteJudgeOptions options_;
+  std::string results_queue_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::vector<Done>> pending_;
+  std::vector<std::pair<std::string, std::future<PublishOutcome>>> publishing_;
+  std::map<std::string, RunnerStats> workers_;
+  long long next_job_ = 0;
+  std::atomic<int> dropped_{0};
+  std::atomic<bool> stop_{false};
+  std::thread listener_;
+};
+
+}  // namespace kf

@@ -1,0 +1,219 @@
+// The distributed roles end to end on PoCL: `kfoundry coordinator` with `kfoundry worker --role
+// run` processes over a loopback RabbitMQ and a SQLite store. One worker is killed (SIGKILL) in
+// the middle of the run: the run still ends with its whole budget judged and stored, each
+// evaluation once. Skipped without rabbitmq-server or an OpenCL device.
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "../integration/kf_process.hpp"
+#include "local_broker.hpp"
+#include "store/store.hpp"
+
+namespace kf {
+namespace {
+
+using testing::KfBinary;
+using testing::RunKfoundry;
+using testing::Scratch;
+
+// A kfoundry process in the background, its stdout and stderr to files.
+class Background {
+ public:
+  Background(const std::string& args, const std::string& out, const std::string& err)
+      : out_(out), err_(err) {
+    std::string cmd = fmt::format("KF_CACHE_DIR={} KF_TASKS_DIR={} exec {} {} >{} 2>{}",
+                                  KF_TEST_CACHE, KF_TASKS, KfBinary(), args, out, err);
+    pid_ = fork();
+    if (pid_ == 0) {
+      execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
+  ~Background() {
+    if (pid_ > 0 && !exited_) {
+      kill(pid_, SIGKILL);
+      Wait(std::chrono::seconds(10));
+    }
+  }
+  void Signal(int sig) { kill(pid_, sig); }
+  // The exit code, or -1 if it has not exited within `limit` (or died of a signal).
+  int Wait(std::chrono::seconds limit) {
+    auto end = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < end) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        exited_ = true;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return -1;
+  }
+  std::string Out() const { return testing::ReadText(out_); }
+  std::string Err() const { return testing::ReadText(err_); }
+
+ private:
+  std::string out_, err_;
+  pid_t pid_ = -1;
+  bool exited_ = false;
+};
+
+class ClusterCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (test::LocalBroker::Available() && testing::HasBackend("opencl"))
+      broker_ = std::make_unique<test::LocalBroker>();
+  }
+  static void TearDownTestSuite() { broker_.reset(); }
+  void SetUp() override {
+    if (!test::LocalBroker::Available())
+      GTEST_SKIP() << "rabbitmq-server is not installed (scripts/setup.sh --tests)";
+    if (!broker_) GTEST_SKIP() << "no OpenCL device";
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = Scratch("cluster", info->name());
+    store_ = "sqlite:" + dir_ + "/store.db";
+    queue_ = fmt::format("amqp://kfoundry@127.0.0.1:{}/", broker_->port());
+  }
+  std::string WorkerArgs() const {
+    return fmt::format("worker --role run --device opencl --store {} --queue {} --heartbeat 1",
+                       store_, queue_);
+  }
+
+  static std::unique_ptr<test::LocalBroker> broker_;
+  std::string dir_, store_, queue_;
+};
+
+std::unique_ptr<test::LocalBroker> ClusterCli::broker_;
+
+// Polls the store until the run has `n` evaluations stored (or 180 s pass); the count reached.
+long long WaitForEvaluations(const std::string& store, const std::string& run, long long n) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(180);
+  long long stored = 0;
+  while (stored < n && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    try {
+      stored = OpenStore(store, /*must_exist=*/true)->Stats(run).evaluations;
+    } catch (const std::exception&) {
+      // not created yet
+    }
+  }
+  return stored;
+}
+
+TEST_F(ClusterCli, ARunEndsWithItsWholeBudgetThoughAWorkerIsKilledInTheMiddle) {
+  Background a(WorkerArgs(), dir_ + "/a.out", dir_ + "/a.err");
+  Background b(WorkerArgs(), dir_ + "/b.out", dir_ + "/b.err");
+  const int budget = 30;
+  Background coordinator(
+      fmt::format("coordinator softmax_rows --device opencl --budget {} --store {} --queue {} "
+                  "--run dist1 --top 1 --repeats 2 --wait-workers 120 --json",
+                  budget, store_, queue_),
+      dir_ + "/coordinator.json", dir_ + "/coordinator.err");
+  // Once a few verdicts are stored, one worker dies with the jobs it holds.
+  ASSERT_GE(WaitForEvaluations(store_, "dist1", 5), 5) << coordinator.Err() << a.Err() << b.Err();
+  a.Signal(SIGKILL);
+  ASSERT_EQ(coordinator.Wait(std::chrono::seconds(400)), 0) << coordinator.Err() << b.Err();
+
+  nlohmann::json out = nlohmann::json::parse(coordinator.Out(), nullptr, false);
+  ASSERT_TRUE(out.is_object()) << coordinator.Out() << coordinator.Err();
+  ASSERT_FALSE(out["best"].is_null()) << coordinator.Err();
+  EXPECT_EQ(out["best"]["status"], "ok");
+  // The whole budget, each evaluation once (unless the proposer ran dry, which it says).
+  const int evaluations = out["totals"]["evaluations"].get<int>();
+  if (evaluations < budget)
+    EXPECT_NE(out["stop_reason"].get<std::string>().find("nothing left"), std::string::npos)
+        << out["stop_reason"];
+  else
+    EXPECT_EQ(evaluations, budget);
+  std::unique_ptr<Store> store = OpenStore(store_, true);
+  std::vector<StoredEvaluation> all = store->RunEvaluations("dist1");
+  std::set<std::string> keys;
+  int search = 0;
+  for (const StoredEvaluation& e : all) {
+    keys.insert(e.key);
+    search += e.purpose == "search";
+  }
+  EXPECT_EQ(keys.size(), all.size());
+  EXPECT_EQ(search, evaluations);
+  // Verdicts came from the workers: the survivor judged some, the run's devices name the kind.
+  EXPECT_NE(out["device"].get<std::string>().find("kf.run.opencl."), std::string::npos);
+  ASSERT_TRUE(out["devices"].is_array());
+  int judged = 0;
+  for (const auto& d : out["devices"]) judged += d["evaluations"].get<int>();
+  EXPECT_GE(judged, evaluations - 1);  // the baseline of a resumed run aside, all judged now
+
+  // status names both workers; the survivor leaves on SIGTERM and says so.
+  testing::KfResult status =
+      RunKfoundry(fmt::format("status --store {} --queue {} --json", store_, queue_));
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  int run_workers = 0;
+  for (const auto& w : status.json["workers"]) run_workers += w["role"] == "run";
+  EXPECT_EQ(run_workers, 2);
+  EXPECT_TRUE(status.json["queues"].contains("kf.dead"));
+  b.Signal(SIGTERM);
+  EXPECT_EQ(b.Wait(std::chrono::seconds(60)), 0) << b.Err();
+  status = RunKfoundry(fmt::format("status --store {} --json", store_));
+  bool b_stopped = false;
+  for (const auto& w : status.json["workers"])
+    b_stopped = b_stopped || (w["state"] == "stopped" && w["jobs_done"].get<int>() > 0);
+  EXPECT_TRUE(b_stopped) << status.out;
+}
+
+TEST_F(ClusterCli, AKilledCoordinatorResumesAndTheRunEndsWithItsBudgetEachVerdictOnce) {
+  Background worker(WorkerArgs(), dir_ + "/w.out", dir_ + "/w.err");
+  const std::string run_args = fmt::format(
+      "--store {} --queue {} --top 1 --repeats 1 --wait-workers 120 --json", store_, queue_);
+  {
+    Background first(fmt::format("coordinator softmax_rows --device opencl --budget 30 "
+                                 "--run dist2 {}",
+                                 run_args),
+                     dir_ + "/first.json", dir_ + "/first.err");
+    ASSERT_GE(WaitForEvaluations(store_, "dist2", 8), 8) << first.Err() << worker.Err();
+    first.Signal(SIGKILL);  // with jobs out and verdicts on their way
+    EXPECT_EQ(first.Wait(std::chrono::seconds(10)), -1);
+  }
+  Background again(fmt::format("coordinator --resume dist2 {}", run_args), dir_ + "/again.json",
+                   dir_ + "/again.err");
+  ASSERT_EQ(again.Wait(std::chrono::seconds(300)), 0) << again.Err() << worker.Err();
+  EXPECT_NE(again.Err().find("resuming run dist2"), std::string::npos) << again.Err();
+  nlohmann::json out = nlohmann::json::parse(again.Out(), nullptr, false);
+  ASSERT_TRUE(out.is_object()) << again.Out();
+  std::unique_ptr<Store> store = OpenStore(store_, true);
+  std::vector<StoredEvaluation> all = store->RunEvaluations("dist2");
+  std::set<std::string> keys;
+  int search = 0;
+  for (const StoredEvaluation& e : all) {
+    keys.insert(e.key);
+    search += e.purpose == "search";
+  }
+  EXPECT_EQ(keys.size(), all.size());
+  EXPECT_EQ(search, out["totals"]["evaluations"].get<int>());
+  if (search < 30)
+    EXPECT_NE(out["stop_reason"].get<std::string>().find("nothing left"), std::string::npos);
+  else
+    EXPECT_EQ(search, 30);
+  EXPECT_GT(out["totals"]["from_store"].get<int>(), 0);  // what was judged is not judged again
+}
+
+TEST_F(ClusterCli, ACoordinatorWithoutWorkersSaysHowToStartOne) {
+  testing::KfResult r = RunKfoundry(
+      fmt::format("coordinator softmax_rows --device opencl --budget 5 --store {} --queue {} "
+                  "--wait-workers 1",
+                  store_, queue_));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("kfoundry worker --role run --device opencl --store " + store_.substr(0, 7)),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("--queue " + queue_), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace kf

@@ -1,0 +1,313 @@
+// The remote judge and the run worker against a real RabbitMQ on loopback, with a judge that
+// answers from a table instead of a device (the end-to-end runs on PoCL are in
+// cluster_cli_test.cpp): every job's verdict comes back once, a duplicate is dropped, a job that
+// killed its workers becomes `crash`, a worker that cannot judge gives its job back and stops.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "core/kernel.hpp"
+#include "core/task_bundle.hpp"
+#include "core/task_library.hpp"
+#include "dist/queue_names.hpp"
+#include "dist/remote_judge.hpp"
+#include "dist/run_worker.hpp"
+#include "local_broker.hpp"
+#include "store/store.hpp"
+
+namespace kf {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Answers every candidate at once: `ok`, its time the configuration's value of T (1 by default).
+class TableJudge : public Judge {
+ public:
+  void Submit(Candidate candidate, Done done, int /*pinned*/) override {
+    ++submitted;
+    RunReply reply;
+    reply.key = candidate.key;
+    reply.evaluation.status = Status::kOk;
+    reply.evaluation.config = candidate.config;
+    reply.evaluation.time = TimingStats{1, 1, 1, 5};
+    done(std::move(reply));
+  }
+  int runner_count() const override { return 1; }
+  std::atomic<int> submitted{0};
+};
+
+class Cluster : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (test::LocalBroker::Available()) broker_ = std::make_unique<test::LocalBroker>();
+  }
+  static void TearDownTestSuite() { broker_.reset(); }
+
+  void SetUp() override {
+    if (!broker_) GTEST_SKIP() << "rabbitmq-server is not installed (scripts/setup.sh --tests)";
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    name_ = QueueSlug(info->name());
+    dir_ =
+        fs::temp_directory_path() / ("kf-cluster-test-" + name_ + "-" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    store_ = OpenStore("sqlite:" + (dir_ / "store.db").string());
+    task_ = FindTask(std::string(KF_TASKS) + "/softmax_rows");
+    bundle_ = PackTaskFolder(task_.dir, task_.name);
+    store_->PutTaskBundle(bundle_);
+    device_.backend = "opencl";
+    device_.arch = "test";
+    device_.name = "table " + name_;
+    kernel_ = LoadKernelFile(std::string(KF_TASKS) + "/softmax_rows/baseline.cl");
+  }
+  void TearDown() override {
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+
+  static std::unique_ptr<AmqpClient> Client() {
+    return std::make_unique<AmqpClient>(broker_->Url());
+  }
+
+  RemoteJudgeOptions JudgeOptions() const {
+    RemoteJudgeOptions o;
+    o.run = "run-" + name_;
+    o.task_id = bundle_.id;
+    o.task_name = task_.name;
+    o.run_queue = RunQueueName(device_);
+    o.devices = [] { return 1; };
+    return o;
+  }
+
+  RunWorkerOptions WorkerOptions(const std::string& id) const {
+    RunWorkerOptions o;
+    o.id = id;
+    o.host = "test";
+    o.devices = {device_};
+    o.cache_dir = (dir_ / "cache").string();
+    o.heartbeat_s = 0.5;
+    return o;
+  }
+
+  Candidate ACandidate(const std::string& key) const {
+    Candidate c;
+    c.kernel = kernel_;
+    c.key = key;
+    return c;
+  }
+
+  static std::unique_ptr<test::LocalBroker> broker_;
+  std::string name_;
+  fs::path dir_;
+  std::unique_ptr<Store> store_;
+  Task task_;
+  TaskBundle bundle_;
+  DeviceInfo device_;
+  Kernel kernel_;
+};
+
+std::unique_ptr<test::LocalBroker> Cluster::broker_;
+
+// A worker serving on a thread of its own, stopped and joined however the test ends.
+class Serving {
+ public:
+  explicit Serving(RunWorker& worker)
+      : thread_([this, &worker] { failure_ = worker.Serve(stop_); }) {}
+  ~Serving() { Stop(); }
+  // Stops it (a drain) and returns what Serve returned.
+  std::string Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    return failure_;
+  }
+  // Waits for it to stop on its own.
+  std::string Join() {
+    if (thread_.joinable()) thread_.join();
+    return failure_;
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::string failure_ = "not returned";
+  std::thread thread_;  // last: started once the rest is built
+};
+
+// Collects verdicts by key, counting each key's calls.
+struct Verdicts {
+  std::mutex mu;
+  std::map<std::string, std::vector<RunReply>> by_key;
+  Judge::Done For() {
+    return [this](RunReply r) {
+      std::lock_guard lock(mu);
+      by_key[r.key].push_back(std::move(r));
+    };
+  }
+  size_t Keys() {
+    std::lock_guard lock(mu);
+    return by_key.size();
+  }
+  bool WaitFor(size_t keys, seconds limit) {
+    auto end = std::chrono::steady_clock::now() + limit;
+    while (Keys() < keys && std::chrono::steady_clock::now() < end)
+      std::this_thread::sleep_for(milliseconds(20));
+    return Keys() >= keys;
+  }
+};
+
+TEST_F(Cluster, EveryJobsVerdictComesBackOnceAndADuplicateIsDropped) {
+  auto coordinator = Client();
+  RemoteJudge judge(*coordinator, JudgeOptions());
+  auto worker_client = Client();
+  TableJudge* table = nullptr;
+  RunWorker worker(
+      *worker_client, *store_,
+      [&](const Task& task, const std::string&, const EvalSettings&) {
+        EXPECT_EQ(task.id, bundle_.id);  // the task came from the store's bundle
+        auto j = std::make_unique<TableJudge>();
+        table = j.get();
+        return j;
+      },
+      WorkerOptions("test:1:run"));
+  Serving serving(worker);
+
+  Verdicts verdicts;
+  for (int i = 0; i < 20; ++i) judge.Submit(ACandidate("k" + std::to_string(i)), verdicts.For());
+  ASSERT_TRUE(verdicts.WaitFor(20, seconds(30)));
+  for (const auto& [key, replies] : verdicts.by_key) {
+    ASSERT_EQ(replies.size(), 1u) << key;
+    EXPECT_EQ(replies[0].evaluation.status, Status::kOk) << key;
+  }
+  EXPECT_EQ(judge.pending(), 0);
+  ASSERT_NE(table, nullptr);
+  EXPECT_EQ(table->submitted.load(), 20);
+
+  // A second result for a key already answered (a job judged twice) is dropped.
+  RunResultMessage again;
+  again.run = JudgeOptions().run;
+  again.worker = "elsewhere";
+  again.reply.key = "k3";
+  coordinator->Publish(ResultsQueueName(again.run), RunResultMessageToJson(again).dump());
+  auto end = std::chrono::steady_clock::now() + seconds(10);
+  while (judge.duplicates_dropped() == 0 && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_EQ(judge.duplicates_dropped(), 1);
+  EXPECT_EQ(verdicts.by_key["k3"].size(), 1u);
+
+  std::vector<RunnerStats> stats = judge.worker_stats();
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].device, "test:1:run");
+  EXPECT_EQ(stats[0].jobs, 20);
+
+  EXPECT_EQ(serving.Stop(), "");
+  std::vector<WorkerRecord> workers = store_->Workers();
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_EQ(workers[0].id, "test:1:run");
+  EXPECT_EQ(workers[0].state, "stopped");
+  EXPECT_EQ(workers[0].jobs_done, 20);
+  EXPECT_EQ(workers[0].queue, RunQueueName(device_));
+}
+
+TEST_F(Cluster, AJobThatKilledItsWorkersIsAnsweredCrashAndNotRunAgain) {
+  auto coordinator = Client();
+  RemoteJudge judge(*coordinator, JudgeOptions());
+  Verdicts verdicts;
+  judge.Submit(ACandidate("deadly"), verdicts.For());
+  // kRunAttempts workers take it and die with it.
+  for (int i = 0; i < kRunAttempts; ++i) {
+    auto dying = Client();
+    dying->Consume(RunQueueName(device_), 1);
+    std::optional<Delivery> d = dying->Next(seconds(10));
+    ASSERT_TRUE(d.has_value()) << "delivery " << i;
+    EXPECT_EQ(d->delivery_count, i);
+  }
+  auto worker_client = Client();
+  int judges_made = 0;
+  RunWorker worker(
+      *worker_client, *store_,
+      [&](const Task&, const std::string&, const EvalSettings&) {
+        ++judges_made;
+        return std::make_unique<TableJudge>();
+      },
+      WorkerOptions("test:2:run"));
+  Serving serving(worker);
+  ASSERT_TRUE(verdicts.WaitFor(1, seconds(30)));
+  EXPECT_EQ(serving.Stop(), "");
+  ASSERT_EQ(verdicts.by_key["deadly"].size(), 1u);
+  const Evaluation& ev = verdicts.by_key["deadly"][0].evaluation;
+  EXPECT_EQ(ev.status, Status::kCrash);
+  EXPECT_NE(ev.reason.find(std::to_string(kRunAttempts) + " workers took this candidate"),
+            std::string::npos)
+      << ev.reason;
+  EXPECT_EQ(judges_made, 0);  // not run again
+}
+
+TEST_F(Cluster, AWorkerThatCannotJudgeGivesTheJobBackAndStops) {
+  auto coordinator = Client();
+  RemoteJudge judge(*coordinator, JudgeOptions());
+  Verdicts verdicts;
+  auto broken_client = Client();
+  RunWorker broken(
+      *broken_client, *store_,
+      [](const Task&, const std::string&, const EvalSettings&) -> std::unique_ptr<Judge> {
+        throw std::runtime_error("the executor cannot start: no device");
+      },
+      WorkerOptions("test:3:run"));
+  Serving broken_serving(broken);
+  judge.Submit(ACandidate("given-back"), verdicts.For());
+  const std::string failure = broken_serving.Join();  // it stops on its own
+  EXPECT_NE(failure.find("the executor cannot start: no device"), std::string::npos) << failure;
+  EXPECT_EQ(verdicts.Keys(), 0u);  // the failure is not a verdict
+
+  auto good_client = Client();
+  RunWorker good(
+      *good_client, *store_,
+      [](const Task&, const std::string&, const EvalSettings&) {
+        return std::make_unique<TableJudge>();
+      },
+      WorkerOptions("test:4:run"));
+  Serving good_serving(good);
+  ASSERT_TRUE(verdicts.WaitFor(1, seconds(30)));
+  EXPECT_EQ(good_serving.Stop(), "");
+  EXPECT_EQ(verdicts.by_key["given-back"].at(0).evaluation.status, Status::kOk);
+
+  std::map<std::string, WorkerRecord> workers;
+  for (WorkerRecord& w : store_->Workers()) workers[w.id] = w;
+  ASSERT_EQ(workers.count("test:3:run"), 1u);
+  EXPECT_EQ(workers["test:3:run"].state, "stopped");
+  EXPECT_NE(workers["test:3:run"].info.value("failure", "").find("no device"), std::string::npos);
+  EXPECT_EQ(workers["test:4:run"].jobs_done, 1);
+}
+
+TEST_F(Cluster, AJobForATaskTheStoreLacksStopsTheWorkerSayingWhich) {
+  auto coordinator = Client();
+  RemoteJudgeOptions o = JudgeOptions();
+  o.task_id = "t0000000000000000ffffffffffffffff";
+  RemoteJudge judge(*coordinator, o);
+  Verdicts verdicts;
+  judge.Submit(ACandidate("orphan"), verdicts.For());
+  auto worker_client = Client();
+  RunWorker worker(
+      *worker_client, *store_,
+      [](const Task&, const std::string&, const EvalSettings&) {
+        return std::make_unique<TableJudge>();
+      },
+      WorkerOptions("test:5:run"));
+  const std::string failure = Serving(worker).Join();
+  EXPECT_NE(failure.find("t0000000000000000ffffffffffffffff"), std::string::npos) << failure;
+  EXPECT_NE(failure.find("not in the store"), std::string::npos) << failure;
+  judge.CancelPending();  // the job stays queued for a worker that has the task
+  ASSERT_EQ(verdicts.by_key["orphan"].size(), 1u);
+  EXPECT_TRUE(verdicts.by_key["orphan"][0].cancelled);
+}
+
+}  // namespace
+}  // namespace kf
