@@ -21,6 +21,7 @@
 #include "dist/run_worker.hpp"
 #include "eval/compile_cache.hpp"
 #include "eval/executor_main.hpp"
+#include "host/fake_judge.hpp"
 
 namespace kf {
 
@@ -202,41 +203,49 @@ int RunWorkerCommand(WorkerArgs a, const std::string& self) {
                      "docs/distributed.md)");
   const AmqpUrl url = ParseQueueOption(a.queue);
   std::unique_ptr<Store> store = OpenStore(a.store);
-  auto backends = MakeBackends();
-  std::string error;
-  std::vector<std::string> selectors = ExpandDeviceSelectors(backends, a.device, &error);
-  if (selectors.empty()) throw InputError("--device", 0, a.device, error);
-  DeviceListing listing = ListDevices(backends);
   RunWorkerOptions options;
   options.host = Hostname();
   options.id = fmt::format("{}:{}:run", options.host, getpid());
-  for (const std::string& selector : selectors) {
-    std::optional<DeviceInfo> d = SelectDevice(listing, selector, &error);
-    if (!d) throw WorkerError(error, 3);
-    options.devices.push_back(*d);
-  }
   options.cache_dir = a.cache_dir.empty() ? DefaultCacheDir() + "/tasks" : a.cache_dir;
   options.heartbeat_s = a.heartbeat_s;
   std::mutex peak_mu;
   double peak_gbs = 0;
   options.info = [&] {
     std::lock_guard lock(peak_mu);
-    return nlohmann::json{{"peak_gbs", peak_gbs}};
+    return nlohmann::json{{"peak_gbs", peak_gbs}, {"fake", a.fake}};
   };
-  std::vector<std::string> canonical;
-  for (const DeviceInfo& d : options.devices) canonical.push_back(d.Selector());
-  JudgeFactory factory = [&](const Task& task, const std::string& sizes,
+  JudgeFactory factory;
+  if (a.fake) {
+    options.devices = {FakeDevice()};
+    factory = [](const Task&, const std::string&, const EvalSettings&) {
+      return std::make_unique<FakeJudge>();
+    };
+  } else {
+    auto backends = MakeBackends();
+    std::string error;
+    std::vector<std::string> selectors = ExpandDeviceSelectors(backends, a.device, &error);
+    if (selectors.empty()) throw InputError("--device", 0, a.device, error);
+    DeviceListing listing = ListDevices(backends);
+    std::vector<std::string> canonical;
+    for (const std::string& selector : selectors) {
+      std::optional<DeviceInfo> d = SelectDevice(listing, selector, &error);
+      if (!d) throw WorkerError(error, 3);
+      options.devices.push_back(*d);
+      canonical.push_back(d->Selector());
+    }
+    factory = [&, canonical](const Task& task, const std::string& sizes,
                              const EvalSettings& settings) -> std::unique_ptr<Judge> {
-    JudgeOptions o;
-    o.executor = Aimed(a.executor, self, task.dir, "", sizes);
-    o.executor.settings = settings;
-    o.devices = canonical;
-    o.build_jobs = a.build_jobs;
-    auto judge = std::make_unique<DeviceJudge>(task, o);
-    std::lock_guard lock(peak_mu);
-    peak_gbs = judge->info().peak_gbs;
-    return judge;
-  };
+      JudgeOptions o;
+      o.executor = Aimed(a.executor, self, task.dir, "", sizes);
+      o.executor.settings = settings;
+      o.devices = canonical;
+      o.build_jobs = a.build_jobs;
+      auto judge = std::make_unique<DeviceJudge>(task, o);
+      std::lock_guard lock(peak_mu);
+      peak_gbs = judge->info().peak_gbs;
+      return judge;
+    };
+  }
 
   AmqpClient amqp(url);
   RunWorker worker(amqp, *store, factory, options);

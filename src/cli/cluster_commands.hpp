@@ -26,6 +26,7 @@ struct WorkerArgs {
   std::string cache_dir;  // task bundles; default: $KF_CACHE_DIR/tasks or ~/.cache/kfoundry/tasks
   double heartbeat_s = 5;
   int build_jobs = 0;
+  bool fake = false;  // serve a fake device with the fake judge (host/fake_judge.hpp)
   ExecutorOptions executor;
 };
 int RunWorkerCommand(WorkerArgs args, const std::string& self);

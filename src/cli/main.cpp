@@ -387,6 +387,10 @@ int main(int argc, char** argv) {
       ->add_option("--build-jobs", worker_args.build_jobs,
                    "Builder processes (CUDA): 0 = one per core, -1 = none")
       ->capture_default_str();
+  worker->add_flag("--fake", worker_args.fake,
+                   "Serve a fake device instead: each verdict a function of the candidate's source "
+                   "and configuration, at once (tests and benchmarks of the transport; "
+                   "coordinator --device fake)");
   worker->add_option("--launch-floor", worker_args.executor.launch_floor_s, "As for eval");
   worker->add_option("--compile-timeout", worker_args.executor.compile_timeout_s, "As for eval")
       ->capture_default_str();

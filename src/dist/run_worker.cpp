@@ -148,22 +148,45 @@ void RunWorker::Finish(const Delivery& delivery, const RunJobMessage& job, RunRe
   result.seconds = seconds;
   result.reply = std::move(reply);
   result.reply.key = job.candidate.key;
-  PublishOutcome outcome = PublishOutcome::kClosed;
+  PendingAck pending{{}, delivery.tag, result.reply.key, job.results_queue};
   try {
-    outcome = amqp_.PublishAsync(job.results_queue, RunResultMessageToJson(result).dump()).get();
+    pending.published =
+        amqp_.PublishAsync(job.results_queue, RunResultMessageToJson(result).dump());
   } catch (const std::exception& e) {
     fmt::print(stderr, "worker {}: the verdict for {} was not published: {}\n", options_.id,
                result.reply.key, e.what());
+    --in_flight_;  // not acknowledged: the broker gives the job again
+    return;
   }
-  if (outcome == PublishOutcome::kUnroutable) {
-    // Nobody declared the run's results queue: the run is gone; the job is done with.
-    fmt::print(stderr, "worker {}: no results queue {} (the run is gone): job {} dropped\n",
-               options_.id, job.results_queue, result.reply.key);
-  } else if (outcome != PublishOutcome::kConfirmed) {
-    return;  // not acknowledged: the broker gives the job again, to this worker or another
+  std::lock_guard lock(acks_mu_);
+  acks_.push_back(std::move(pending));
+  acks_cv_.notify_all();
+}
+
+// Acknowledges each job once its verdict's publish is confirmed, in the order they finished:
+// jobs are judged and their verdicts published without waiting for the broker in between.
+void RunWorker::SettleAcks() {
+  for (;;) {
+    PendingAck next;
+    {
+      std::unique_lock lock(acks_mu_);
+      acks_cv_.wait(lock, [&] { return !acks_.empty() || !acking_; });
+      if (acks_.empty()) return;
+      next = std::move(acks_.front());
+      acks_.pop_front();
+    }
+    PublishOutcome outcome = next.published.get();
+    if (outcome == PublishOutcome::kUnroutable) {
+      // Nobody declared the run's results queue: the run is gone; the job is done with.
+      fmt::print(stderr, "worker {}: no results queue {} (the run is gone): job {} dropped\n",
+                 options_.id, next.results_queue, next.key);
+    }
+    if (outcome == PublishOutcome::kConfirmed || outcome == PublishOutcome::kUnroutable) {
+      amqp_.Ack(next.tag);
+      ++jobs_done_;
+    }  // else not acknowledged: the broker gives the job again, to this worker or another
+    --in_flight_;
   }
-  amqp_.Ack(delivery.tag);
-  ++jobs_done_;
 }
 
 void RunWorker::Take(const Delivery& delivery) {
@@ -178,6 +201,7 @@ void RunWorker::Take(const Delivery& delivery) {
     return;
   }
   if (delivery.delivery_count >= kRunAttempts) {
+    ++in_flight_;
     Finish(delivery, job, KilledItsWorkers(job, delivery.delivery_count), 0);
     return;
   }
@@ -196,17 +220,17 @@ void RunWorker::Take(const Delivery& delivery) {
   ++in_flight_;
   Candidate candidate = job.candidate;
   open->judge->Submit(std::move(candidate), [this, delivery, job, started, open](JudgeResult r) {
-    if (!r.tool_error.empty()) {
-      amqp_.Reject(delivery.tag, /*requeue=*/true);
-      Fail(r.tool_error);
-    } else {
-      Finish(delivery, job, std::move(r), SecondsSince(started));
-    }
     {
       std::lock_guard lock(mu_);
       --open->in_flight;
     }
-    --in_flight_;
+    if (!r.tool_error.empty()) {
+      amqp_.Reject(delivery.tag, /*requeue=*/true);
+      Fail(r.tool_error);
+      --in_flight_;
+    } else {
+      Finish(delivery, job, std::move(r), SecondsSince(started));
+    }
   });
 }
 
@@ -229,12 +253,21 @@ std::string RunWorker::Serve(const std::atomic<bool>& stop) {
     }
   });
 
+  acking_ = true;
+  std::thread acker([this] { SettleAcks(); });
+
   while (!stop && !failed_) {
     if (std::optional<Delivery> d = amqp_.Next(200ms)) Take(*d);
   }
   SetState("draining");
   amqp_.StopConsuming();
   while (in_flight_ > 0) std::this_thread::sleep_for(20ms);
+  {
+    std::lock_guard lock(acks_mu_);
+    acking_ = false;
+    acks_cv_.notify_all();
+  }
+  acker.join();
   {
     std::lock_guard lock(beat_mu);
     beating = false;

@@ -18,7 +18,10 @@
 // whether it is running, draining or stopped: what `kfoundry status` shows.
 
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <functional>
+#include <future>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -70,7 +73,14 @@ class RunWorker {
     int in_flight = 0;
   };
 
+  struct PendingAck {
+    std::future<PublishOutcome> published;
+    DeliveryTag tag;
+    std::string key, results_queue;
+  };
+
   void Take(const Delivery& delivery);
+  void SettleAcks();
   void Finish(const Delivery& delivery, const RunJobMessage& job, RunReply reply, double started_s);
   OpenJudge& JudgeFor(const RunJobMessage& job);
   void Heartbeat();
@@ -83,8 +93,12 @@ class RunWorker {
   RunWorkerOptions options_;
   std::string queue_;
   std::mutex mu_;
-  std::list<OpenJudge> judges_;  // most recently used first
-  std::atomic<int> in_flight_{0};
+  std::list<OpenJudge> judges_;    // most recently used first
+  std::atomic<int> in_flight_{0};  // jobs taken and not yet acknowledged or given back
+  std::mutex acks_mu_;
+  std::condition_variable acks_cv_;
+  std::deque<PendingAck> acks_;  // guarded by acks_mu_
+  bool acking_ = false;          // guarded by acks_mu_
   std::atomic<long long> jobs_done_{0};
   std::string state_ = "running";  // guarded by mu_
   std::string failure_;            // guarded by mu_

@@ -57,6 +57,10 @@ class Background {
     }
     return -1;
   }
+  // Its command line as `ps` shows it (arguments NUL-separated).
+  std::string CommandLine() const {
+    return testing::ReadText(fmt::format("/proc/{}/cmdline", pid_));
+  }
   std::string Out() const { return testing::ReadText(out_); }
   std::string Err() const { return testing::ReadText(err_); }
 
@@ -119,6 +123,13 @@ TEST_F(ClusterCli, ARunEndsWithItsWholeBudgetThoughAWorkerIsKilledInTheMiddle) {
       dir_ + "/coordinator.json", dir_ + "/coordinator.err");
   // Once a few verdicts are stored, one worker dies with the jobs it holds.
   ASSERT_GE(WaitForEvaluations(store_, "dist1", 5), 5) << coordinator.Err() << a.Err() << b.Err();
+  // The broker's password is in no command line (ps shows them), log or the store.
+  const char* password = std::getenv(kAmqpPasswordEnv);
+  ASSERT_TRUE(password && *password);
+  for (const Background* p : {&a, &b, &coordinator}) {
+    EXPECT_NE(p->CommandLine().find("--queue"), std::string::npos);  // readable at all
+    EXPECT_EQ(p->CommandLine().find(password), std::string::npos);
+  }
   a.Signal(SIGKILL);
   ASSERT_EQ(coordinator.Wait(std::chrono::seconds(400)), 0) << coordinator.Err() << b.Err();
 
@@ -160,6 +171,9 @@ TEST_F(ClusterCli, ARunEndsWithItsWholeBudgetThoughAWorkerIsKilledInTheMiddle) {
   EXPECT_TRUE(status.json["queues"].contains("kf.dead"));
   b.Signal(SIGTERM);
   EXPECT_EQ(b.Wait(std::chrono::seconds(60)), 0) << b.Err();
+  for (const std::string& text : {a.Err(), b.Err(), coordinator.Err(), coordinator.Out(),
+                                  testing::ReadText(store_.substr(7)), status.out, status.err})
+    EXPECT_EQ(text.find(password), std::string::npos);
   status = RunKfoundry(fmt::format("status --store {} --json", store_));
   bool b_stopped = false;
   for (const auto& w : status.json["workers"])
@@ -201,6 +215,36 @@ TEST_F(ClusterCli, AKilledCoordinatorResumesAndTheRunEndsWithItsBudgetEachVerdic
   else
     EXPECT_EQ(search, 30);
   EXPECT_GT(out["totals"]["from_store"].get<int>(), 0);  // what was judged is not judged again
+}
+
+TEST_F(ClusterCli, ARunGoesOnWhenTheBrokerRestartsInTheMiddle) {
+  Background worker(WorkerArgs(), dir_ + "/w.out", dir_ + "/w.err");
+  Background coordinator(
+      fmt::format("coordinator softmax_rows --device opencl --budget 30 --store {} --queue {} "
+                  "--run dist3 --top 1 --repeats 1 --wait-workers 120 --json",
+                  store_, queue_),
+      dir_ + "/coordinator.json", dir_ + "/coordinator.err");
+  ASSERT_GE(WaitForEvaluations(store_, "dist3", 5), 5) << coordinator.Err() << worker.Err();
+  broker_->Stop();  // with jobs and verdicts on their way
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  broker_->Start();
+  ASSERT_EQ(coordinator.Wait(std::chrono::seconds(400)), 0) << coordinator.Err() << worker.Err();
+  nlohmann::json out = nlohmann::json::parse(coordinator.Out(), nullptr, false);
+  ASSERT_TRUE(out.is_object()) << coordinator.Out();
+  std::vector<StoredEvaluation> all = OpenStore(store_, true)->RunEvaluations("dist3");
+  std::set<std::string> keys;
+  int search = 0;
+  for (const StoredEvaluation& e : all) {
+    keys.insert(e.key);
+    search += e.purpose == "search";
+  }
+  EXPECT_EQ(keys.size(), all.size());
+  EXPECT_EQ(search, out["totals"]["evaluations"].get<int>());
+  if (search < 30)
+    EXPECT_NE(out["stop_reason"].get<std::string>().find("nothing left"), std::string::npos);
+  else
+    EXPECT_EQ(search, 30);
+  EXPECT_NE(worker.Err().find("reconnect"), std::string::npos) << worker.Err();
 }
 
 TEST_F(ClusterCli, ACoordinatorWithoutWorkersSaysHowToStartOne) {

@@ -11,15 +11,21 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 
+#include "core/identity.hpp"
 #include "core/kernel.hpp"
 #include "core/task_bundle.hpp"
 #include "core/task_library.hpp"
 #include "dist/queue_names.hpp"
 #include "dist/remote_judge.hpp"
 #include "dist/run_worker.hpp"
+#include "host/fake_judge.hpp"
 #include "local_broker.hpp"
+#include "propose/builtin/builtin_proposer.hpp"
+#include "search/classifier.hpp"
+#include "search/search_loop.hpp"
 #include "store/store.hpp"
 
 namespace kf {
@@ -307,6 +313,92 @@ TEST_F(Cluster, AJobForATaskTheStoreLacksStopsTheWorkerSayingWhich) {
   judge.CancelPending();  // the job stays queued for a worker that has the task
   ASSERT_EQ(verdicts.by_key["orphan"].size(), 1u);
   EXPECT_TRUE(verdicts.by_key["orphan"][0].cancelled);
+}
+
+// What a run found, compared without the store's order: each proposal's kernel and final state,
+// the candidates judged with their statuses, the archive's cells, and the best.
+struct Found {
+  std::map<int, std::string> proposals;
+  std::set<std::string> candidates;
+  std::map<std::string, std::string> cells;
+  std::string best;
+  bool operator==(const Found&) const = default;
+};
+
+Found Read(Store& store, const std::string& run) {
+  Found f;
+  for (const ProposalRecord& r : store.RunProposals(run))
+    f.proposals[r.index] = (r.proposal ? KernelId(r.proposal->kernel) : std::string("-")) + " " +
+                           std::string(ProposalStateName(r.state));
+  for (const StoredEvaluation& e : store.RunEvaluations(run))
+    f.candidates.insert(e.candidate_id + " " + std::string(StatusName(e.evaluation.status)));
+  double best = 0;
+  for (const ArchiveEntry& a : store.Archive(run)) {
+    f.cells[nlohmann::json(a.cell).dump()] = a.candidate_id;
+    if (a.speedup > best) {
+      best = a.speedup;
+      f.best = a.candidate_id;
+    }
+  }
+  return f;
+}
+
+TEST_F(Cluster, OneProposalInFlightFindsWhatTheEmbeddedSearchFindsForTheSeed) {
+  Task rope = FindTask(std::string(KF_TASKS) + "/rope_llama3");
+  store_->PutTaskBundle(PackTaskFolder(rope.dir, rope.name));
+  DescriptorSpace descriptors = DescriptorSpace::Load(KF_DESCRIPTORS);
+  SearchSettings s;
+  s.devices = "fake";
+  s.device = FakeDevice();
+  s.policy.budget = 40;
+  s.policy.tune_budget = 3;
+  s.policy.in_flight = 1;
+  s.policy.seed = 11;
+  s.device_env.Set("max_work_group_size", 1024);
+  for (const char* k : {"B", "S", "Hq", "Hkv", "D"}) s.device_env.Set(k, 64);
+  auto search = [&](Store& store, Judge& judge, const std::string& run) {
+    BuiltinProposer proposer(rope, Language::kOpenCL, [&](const Kernel& k) {
+      return descriptors.Classify(k.language, k.source, "");
+    });
+    SearchSettings settings = s;
+    settings.run = run;
+    store.OpenRun({run, rope.name, s.devices, {}, ""});
+    return RunSearch(rope, proposer, judge, store, descriptors, settings);
+  };
+
+  std::unique_ptr<Store> embedded = OpenStore("sqlite:" + (dir_ / "embedded.db").string());
+  FakeJudge local;
+  SearchResult alone = search(*embedded, local, "same");
+
+  auto coordinator = Client();
+  RemoteJudgeOptions o = JudgeOptions();
+  o.run = "same";
+  o.task_id = PackTaskFolder(rope.dir, rope.name).id;
+  o.task_name = rope.name;
+  o.run_queue = RunQueueName(FakeDevice());
+  RemoteJudge remote(*coordinator, o);
+  auto worker_client = Client();
+  RunWorkerOptions w = WorkerOptions("test:6:run");
+  w.devices = {FakeDevice()};
+  RunWorker worker(
+      *worker_client, *store_,
+      [](const Task&, const std::string&, const EvalSettings&) {
+        return std::make_unique<FakeJudge>();
+      },
+      w);
+  Serving serving(worker);
+  SearchResult distributed = search(*store_, remote, "same");
+  EXPECT_EQ(serving.Stop(), "");
+
+  EXPECT_EQ(alone.evaluations, 40);
+  EXPECT_EQ(distributed.evaluations, alone.evaluations);
+  EXPECT_EQ(distributed.stop_reason, alone.stop_reason);
+  Found a = Read(*embedded, "same"), b = Read(*store_, "same");
+  EXPECT_EQ(a.proposals, b.proposals);
+  EXPECT_EQ(a.candidates, b.candidates);
+  EXPECT_EQ(a.cells, b.cells);
+  EXPECT_EQ(a.best, b.best);
+  EXPECT_FALSE(a.best.empty());
 }
 
 }  // namespace

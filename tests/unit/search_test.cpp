@@ -4,7 +4,6 @@
 // judged twice).
 #include <gtest/gtest.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -14,6 +13,7 @@
 #include <thread>
 
 #include "core/task.hpp"
+#include "host/fake_judge.hpp"
 #include "propose/builtin/builtin_proposer.hpp"
 #include "propose/builtin/mutations.hpp"
 #include "search/archive.hpp"
@@ -165,7 +165,7 @@ TEST(Kernel, WithDefaultsMakesAConfigurationTheFilesOwn) {
   EXPECT_EQ(best.params[0].values, vec8.params[0].values);
 }
 
-// A deterministic stand-in for the judge: the verdict is a function of source and config. It
+// A deterministic stand-in for the judge: the fake judge's verdicts (host/fake_judge.hpp). It
 // answers at once, in order, or (shuffled) from its own thread in a random order, as several
 // devices would; after `tool_error_after` verdicts it fails as a broken executor would.
 class SyntheticJudge : public Judge {
@@ -225,21 +225,7 @@ class SyntheticJudge : public Judge {
       return r;
     }
     ++judged_;
-    std::string text = c.kernel.source + ConfigToString(c.config);
-    uint64_t h = XXH3_64bits(text.data(), text.size());
-    Evaluation& ev = r.evaluation;
-    ev.config = c.config;
-    r.runner = static_cast<int>(h % static_cast<uint64_t>(runners_));
-    ev.device = "synthetic:" + std::to_string(r.runner);
-    if (h % 7 == 0) {
-      ev.status = Status::kCompileError;
-      return r;
-    }
-    double ms = 1.0 + static_cast<double>(h % 1000) / 100.0;
-    ev.time = TimingStats{ms, ms, ms, 10};
-    ev.baseline_time = TimingStats{5, 5, 5, 10};
-    ev.speedup = 5 / ms;
-    return r;
+    return FakeVerdict(c, runners_);
   }
   void Deliver() {
     std::mt19937_64 rng(3);
