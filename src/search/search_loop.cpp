@@ -34,19 +34,39 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr uint64_t kTuneSalt = 1;
 
-// Writes every verdict and every change of a proposal's state, before anything else sees it.
+// Writes every verdict and every change of a proposal's state. Verdicts that arrive together (a
+// batch of the judge's events) are written in one transaction at the batch's end, or sooner when
+// anything that refers to them is written or read: a proposal's state, an archive cell, a read
+// of the run's evaluations. So what the store holds is always in the order it happened, and a
+// killed run loses at most the verdicts of the batch it was in, which a resumed run judges again.
 class StoreWriter : public SearchCallback {
  public:
   StoreWriter(Store& store, const SearchSettings& s) : store_(store), s_(s) {}
   void OnEvaluation(const SearchEvaluation& e) override {
     if (e.from_store) return;
-    store_.PutEvaluation(s_.run, e.kernel, e.config, e.key, e.evaluation, {e.proposal, "search"});
+    pending_.push_back({e.kernel, e.config, e.key, e.evaluation, {e.proposal, "search"}});
+    if (!batching_) Flush();
   }
-  void OnProposal(const ProposalRecord& r) override { store_.PutProposal(s_.run, r); }
+  void OnProposal(const ProposalRecord& r) override {
+    Flush();
+    store_.PutProposal(s_.run, r);
+  }
+  void BeginBatch() { batching_ = true; }
+  void EndBatch() {
+    batching_ = false;
+    Flush();
+  }
+  void Flush() {
+    if (pending_.empty()) return;
+    store_.PutEvaluations(s_.run, pending_);
+    pending_.clear();
+  }
 
  private:
   Store& store_;
   const SearchSettings& s_;
+  std::vector<EvaluationWrite> pending_;
+  bool batching_ = false;
 };
 
 // A proposal's line in the run's events once it is done.
@@ -232,7 +252,9 @@ SearchResult Scheduler::Run() {
     std::deque<Event> events;
     events.swap(queue_);
     lock.unlock();
+    writer_.BeginBatch();
     for (Event& e : events) Handle(std::move(e));
+    writer_.EndBatch();
   }
   // Proposals still waiting for the proposer are given up: a resumed run asks again only for
   // those of a run that was killed, not of one that ended.
@@ -536,6 +558,7 @@ bool Scheduler::IssueDeepening() {
 // and answered from the store, as any proposal's are, so a seed gives one order.
 void Scheduler::PrimeWithStored(Active& a, TuneSettings& settings) {
   std::vector<StoredEvaluation> known;
+  writer_.Flush();
   for (StoredEvaluation& e : store_.RunEvaluations(s_.run)) {
     if (e.purpose != "search" || e.kernel_id != a.kernel_id || e.proposal == a.index) continue;
     known.push_back(std::move(e));
@@ -622,6 +645,7 @@ void Scheduler::Feed() {
       const Config& config = asked->config;
       const int seq = asked->seq;
       std::string key = KeyOf(a.kernel_id, config);
+      writer_.Flush();
       if (std::optional<Evaluation> stored = store_.FindEvaluation(key)) {
         JudgeResult r;
         r.evaluation = std::move(*stored);
@@ -762,6 +786,7 @@ void Scheduler::Complete(Active& a) {
   if (grade < Grade::kCorrect && !a.failure.empty()) outcome["failure"] = a.failure;
   if (offer.elite) {
     const Elite& e = *offer.elite;
+    writer_.Flush();  // the cell refers to the candidate
     store_.OfferArchiveCell(s_.run, {e.cell, CandidateId(e.kernel_id, e.config), e.speedup});
     outcome["cell"] = e.cell;
     outcome["speedup"] = e.speedup;
