@@ -37,7 +37,7 @@ DeviceInfo FakeDevice(int index) {
   d.device_class = DeviceClass::kGpu;
   d.compute_units = 16;
   d.max_work_group_size = 1024;
-  d.local_mem_bytes = 64 * 1024;
+  d.local_mem_bytes = int64_t{64} * 1024;
   d.global_mem_bytes = 16LL << 30;
   d.sub_group_width = 32;
   return d;
