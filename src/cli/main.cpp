@@ -435,7 +435,8 @@ int main(int argc, char** argv) {
   serve
       ->add_option("--host", serve_options.host,
                    "Address to listen on (127.0.0.1: this machine only; 0.0.0.0: every "
-                   "interface, readable by anyone who can reach it)")
+                   "interface, where every request must bring a token: $KFOUNDRY_SERVE_TOKEN, "
+                   "else one made and printed at start)")
       ->capture_default_str();
 
   kf::ImportOptions import_options;

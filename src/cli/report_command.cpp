@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -52,12 +53,26 @@ int RunReport(const ReportArgs& a) {
   return 0;
 }
 
-int RunServe(const ServeOptions& options) {
+int RunServe(ServeOptions options) {
+  // Beyond this machine, every request must bring the token: the environment's, or a new one.
+  if (const char* given = std::getenv(kServeTokenEnv); given && *given) options.token = given;
+  const bool generated = options.token.empty() && !IsLoopbackHost(options.host);
+  if (generated) options.token = NewServeToken();
   Serve(options, [&](int port) {
-    fmt::print(
-        "serving {} at http://{}:{}/ (Ctrl-C stops)\n", RedactStoreUrl(options.store_url),
-        options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host,
-        port);
+    const std::string host =
+        options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
+    fmt::print("serving {} at http://{}:{}/ (Ctrl-C stops)\n", RedactStoreUrl(options.store_url),
+               host, port);
+    if (generated)
+      fmt::print(
+          "token       open http://{}:{}/?token={} (or send Authorization: Bearer {}); "
+          "set {} to choose it\n",
+          host, port, options.token, options.token, kServeTokenEnv);
+    else if (!options.token.empty())
+      fmt::print(
+          "token       every request needs ${} (?token=... once, or Authorization: "
+          "Bearer)\n",
+          kServeTokenEnv);
     std::fflush(stdout);
   });
   return 0;

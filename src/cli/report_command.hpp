@@ -15,6 +15,6 @@ struct ReportArgs {
 };
 
 int RunReport(const ReportArgs& args);
-int RunServe(const ServeOptions& options);
+int RunServe(ServeOptions options);
 
 }  // namespace kf

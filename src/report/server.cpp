@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -49,6 +50,48 @@ class TaskCache {
 
 }  // namespace
 
+bool IsLoopbackHost(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+std::string NewServeToken() {
+  std::ifstream random("/dev/urandom", std::ios::binary);
+  unsigned char bytes[16] = {};
+  if (!random.read(reinterpret_cast<char*>(bytes), sizeof(bytes)))
+    throw std::runtime_error("cannot read /dev/urandom for the dashboard's token");
+  std::string out;
+  for (unsigned char b : bytes) out += fmt::format("{:02x}", b);
+  return out;
+}
+
+namespace {
+
+// Compares in time that does not depend on where the texts differ.
+bool SameToken(const std::string& given, const std::string& token) {
+  unsigned char diff = given.size() == token.size() ? 0 : 1;
+  for (size_t i = 0; i < token.size(); ++i)
+    diff |= static_cast<unsigned char>(token[i] ^ (i < given.size() ? given[i] : 0));
+  return diff == 0;
+}
+
+// The token a request brings: its bearer header, its query, or the cookie a query set.
+std::string RequestToken(const httplib::Request& req) {
+  const std::string auth = req.get_header_value("Authorization");
+  if (auth.rfind("Bearer ", 0) == 0) return auth.substr(7);
+  if (req.has_param("token")) return req.get_param_value("token");
+  const std::string cookies = req.get_header_value("Cookie");
+  for (size_t at = cookies.find("kf_token="); at != std::string::npos;
+       at = cookies.find("kf_token=", at + 1)) {
+    if (at == 0 || cookies[at - 1] == ' ' || cookies[at - 1] == ';') {
+      size_t end = cookies.find(';', at);
+      return cookies.substr(at + 9, end == std::string::npos ? std::string::npos : end - at - 9);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 void Serve(const ServeOptions& options, const std::function<void(int port)>& listening) {
   std::shared_ptr<Store> store = OpenStore(options.store_url, true);
   const std::string shown = RedactStoreUrl(options.store_url);  // never a password in a reply
@@ -56,6 +99,23 @@ void Serve(const ServeOptions& options, const std::function<void(int port)>& lis
   TaskCache tasks;
   httplib::Server server;
 
+  if (!options.token.empty()) {
+    server.set_pre_routing_handler([&options](const httplib::Request& req, httplib::Response& res) {
+      if (SameToken(RequestToken(req), options.token)) {
+        if (req.has_param("token"))
+          res.set_header("Set-Cookie",
+                         "kf_token=" + options.token + "; Path=/; HttpOnly; SameSite=Strict");
+        return httplib::Server::HandlerResponse::Unhandled;
+      }
+      res.status = 401;
+      res.set_header("WWW-Authenticate", "Bearer");
+      res.set_content(
+          "this dashboard needs its token: open the URL `kfoundry serve` printed (?token=...), or "
+          "send Authorization: Bearer TOKEN\n",
+          "text/plain; charset=utf-8");
+      return httplib::Server::HandlerResponse::Handled;
+    });
+  }
   server.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(PageHtml({{"mode", "serve"}}), "text/html; charset=utf-8");
   });

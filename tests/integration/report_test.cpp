@@ -131,10 +131,11 @@ TEST(OpenCLReport, AnUnknownRunOrStoreIsABadInputThatSaysWhatThereIs) {
   EXPECT_FALSE(std::filesystem::exists(run.dir + "/absent.db"));  // a reader never creates one
 }
 
-// `kfoundry serve --port 0` in the background; its first line says the port.
+// `kfoundry serve --port 0` in the background; its first line says the port, the next the token
+// when it made one.
 class Server {
  public:
-  explicit Server(const std::string& store) {
+  explicit Server(const std::string& store, const std::string& host = "127.0.0.1") {
     int out[2];
     if (pipe(out) != 0) return;
     pid_ = fork();
@@ -143,19 +144,30 @@ class Server {
       close(out[0]);
       close(out[1]);
       std::string bin = testing::KfBinary();
-      execl(bin.c_str(), bin.c_str(), "serve", "--store", store.c_str(), "--port", "0",
-            static_cast<char*>(nullptr));
+      unsetenv("KFOUNDRY_SERVE_TOKEN");
+      execl(bin.c_str(), bin.c_str(), "serve", "--store", store.c_str(), "--port", "0", "--host",
+            host.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
     close(out[1]);
-    std::string line;
-    char c;
-    while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-    close(out[0]);
+    auto read_line = [&] {
+      std::string line;
+      char c;
+      while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+      return line;
+    };
+    std::string line = read_line();
     std::smatch m;
-    if (std::regex_search(line, m, std::regex(R"(http://127\.0\.0\.1:(\d+)/)")))
+    if (std::regex_search(line, m, std::regex(R"(http://[^:]+:(\d+)/)")))
       port_ = std::stoi(m[1].str());
+    if (!IsLoopback(host)) {
+      line = read_line();
+      if (std::regex_search(line, m, std::regex(R"(\?token=([0-9a-f]+))"))) token_ = m[1].str();
+    }
+    close(out[0]);
   }
+  static bool IsLoopback(const std::string& host) { return host.rfind("127.", 0) == 0; }
+  const std::string& token() const { return token_; }
   ~Server() {
     if (pid_ > 0) {
       kill(pid_, SIGTERM);
@@ -168,6 +180,7 @@ class Server {
  private:
   pid_t pid_ = -1;
   int port_ = 0;
+  std::string token_;
 };
 
 TEST(OpenCLServe, TheEndpointsAnswerTheRunAndBadNamesAre404s) {
@@ -210,6 +223,41 @@ TEST(OpenCLServe, TheEndpointsAnswerTheRunAndBadNamesAre404s) {
   get("/runs/nope", 404);
   EXPECT_NE(get("/runs/r1", 200).get<std::string>().find("kf-data"), std::string::npos);
   EXPECT_NE(get("/", 200).get<std::string>().find("kf-data"), std::string::npos);
+  EXPECT_TRUE(server.Alive());
+}
+
+TEST(OpenCLServe, BeyondLoopbackEveryRequestNeedsTheTokenItPrinted) {
+  if (!testing::HasBackend("opencl")) GTEST_SKIP() << "no OpenCL device";
+  const SharedRun& run = ThePoclRun();
+  Server server(run.store, "0.0.0.0");
+  ASSERT_GT(server.port(), 0) << "serve did not say its port";
+  ASSERT_EQ(server.token().size(), 32u) << "serve did not print a token";
+  httplib::Client http("127.0.0.1", server.port());
+  http.set_read_timeout(60, 0);
+  for (const char* path : {"/", "/api/runs", "/api/runs/r1", "/runs/r1", "/api/nothing"}) {
+    httplib::Result res = http.Get(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 401) << path;
+    EXPECT_EQ(res->body.find("r1"), std::string::npos) << path << " told something";
+  }
+  httplib::Result wrong =
+      http.Get("/api/runs", {{"Authorization", "Bearer " + std::string(32, '0')}});
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  httplib::Result bearer = http.Get("/api/runs", {{"Authorization", "Bearer " + server.token()}});
+  ASSERT_TRUE(bearer);
+  EXPECT_EQ(bearer->status, 200);
+  EXPECT_NE(bearer->body.find("r1"), std::string::npos);
+  // A browser: the printed URL once, then its cookie.
+  httplib::Result page = http.Get(("/?token=" + server.token()).c_str());
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  const std::string cookie = page->get_header_value("Set-Cookie");
+  ASSERT_NE(cookie.find("kf_token=" + server.token()), std::string::npos) << cookie;
+  EXPECT_NE(cookie.find("HttpOnly"), std::string::npos);
+  httplib::Result api = http.Get("/api/runs/r1", {{"Cookie", cookie.substr(0, cookie.find(';'))}});
+  ASSERT_TRUE(api);
+  EXPECT_EQ(api->status, 200);
   EXPECT_TRUE(server.Alive());
 }
 
