@@ -134,8 +134,10 @@ TEST(LlmOptimize, EveryScriptedReplyGetsAVerdictAndTheArchiveImproves) {
   // The archive improved on the baseline with a kernel the model wrote.
   ASSERT_TRUE(r.json["best"].is_object()) << r.err;
   EXPECT_GT(r.json["best"]["speedup"].get<double>(), 1.0);
-  EXPECT_EQ(r.json["best"]["origin"].get<std::string>().rfind("llm ", 0), 0u)
-      << r.json["best"]["origin"];
+  // (written by the model, or the model's kernel tuned deeper once the replies repeated)
+  const std::string origin = r.json["best"]["origin"].get<std::string>();
+  EXPECT_TRUE(origin.rfind("llm ", 0) == 0 || origin.rfind("deeper tuning of llm ", 0) == 0)
+      << origin;
 
   // Retries: the 429, the 500 and the slow reply were each retried, and within the bound.
   std::vector<nlohmann::json> log = server.Log();
