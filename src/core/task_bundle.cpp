@@ -6,7 +6,6 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -104,9 +103,8 @@ std::string CheckedCacheFolder(const fs::path& folder, const std::string& id) {
 }
 
 std::vector<std::byte> Bytes(const std::string& s) {
-  std::vector<std::byte> out(s.size());
-  std::memcpy(out.data(), s.data(), s.size());
-  return out;
+  const auto* begin = reinterpret_cast<const std::byte*>(s.data());
+  return {begin, begin + s.size()};  // an empty file too (memcpy may not take its null data())
 }
 
 }  // namespace
