@@ -16,11 +16,13 @@
 #include "core/input_error.hpp"
 #include "core/task_bundle.hpp"
 #include "dist/amqp_session.hpp"
+#include "dist/build_worker.hpp"
 #include "dist/queue_names.hpp"
 #include "dist/remote_judge.hpp"
 #include "dist/run_worker.hpp"
 #include "eval/compile_cache.hpp"
 #include "eval/executor_main.hpp"
+#include "host/builder.hpp"
 #include "host/fake_judge.hpp"
 
 namespace kf {
@@ -184,6 +186,17 @@ int RunCoordinator(CoordinatorArgs a) {
   options.settings = rs.judging;
   options.run_queue = kind.queue;
   options.devices = [&devices] { return devices(); };
+  // CUDA compiles without its device: with a build worker alive, jobs are built there first.
+  if (kind.device.backend == "cuda") {
+    for (const WorkerRecord& w : store.Workers()) {
+      if (w.role == "build" && Live(w) && w.queue == BuildQueueName("cuda")) {
+        options.build_queue = w.queue;
+        options.target = kind.device;
+        fmt::print(stderr, "build workers: jobs are compiled on {} first\n", w.queue);
+        break;
+      }
+    }
+  }
   RemoteJudge judge(amqp, options);
   JudgeSide side{judge,
                  kind.device,
@@ -196,13 +209,78 @@ int RunCoordinator(CoordinatorArgs a) {
   return SearchAndReport(p, side);
 }
 
+namespace {
+
+// `worker --role build`: CUDA's build queue, compiled by a builder pool per target.
+int ServeBuilds(const WorkerArgs& a, const std::string& self, const AmqpUrl& url, Store& store) {
+  BuildWorkerOptions options;
+  options.host = Hostname();
+  options.id = fmt::format("{}:{}:build", options.host, getpid());
+  options.backend = "cuda";  // the one backend that compiles without its device
+  options.heartbeat_s = a.heartbeat_s;
+  const int jobs = a.build_jobs > 0
+                       ? a.build_jobs
+                       : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  options.jobs = jobs;
+  std::mutex pools_mu;
+  std::map<std::string, std::unique_ptr<BuilderPool>> pools;  // by target
+  CompileFunction compile;
+  if (a.fake) {
+    compile = [](const DeviceInfo&, const CompileRequest& request,
+                 const std::function<void(std::optional<CompileResult>)>& done) {
+      CompileResult built;
+      built.ok = true;
+      built.artifact.symbol = request.entry;
+      const std::string text = "fake binary of " + request.entry;
+      for (char c : text) built.artifact.binary.push_back(static_cast<std::byte>(c));
+      done(std::move(built));
+    };
+  } else {
+    compile = [&](const DeviceInfo& target, CompileRequest request,
+                  std::function<void(std::optional<CompileResult>)> done) {
+      BuilderPool* pool = nullptr;
+      {
+        std::lock_guard lock(pools_mu);
+        std::unique_ptr<BuilderPool>& p = pools[DeviceInfoToJson(target).dump()];
+        if (!p) {
+          BuilderOptions b;
+          b.binary = self;
+          b.target = target;
+          b.jobs = jobs;
+          b.compile_timeout_s = a.executor.compile_timeout_s;
+          p = std::make_unique<BuilderPool>(b);
+        }
+        pool = p.get();
+      }
+      pool->Submit(std::move(request), std::move(done));
+    };
+  }
+  AmqpClient amqp(url);
+  BuildWorker worker(amqp, store, compile, options);
+  fmt::print(stderr,
+             "worker {}: compiling the jobs of {} ({} at once{}); stop with Ctrl-C or SIGTERM\n",
+             options.id, worker.queue(), jobs, a.fake ? ", fake" : "");
+  std::signal(SIGINT, OnStopSignal);
+  std::signal(SIGTERM, OnStopSignal);
+  worker.Serve(g_stop);
+  amqp.Close();
+  {
+    std::lock_guard lock(pools_mu);
+    pools.clear();
+  }
+  fmt::print(stderr, "worker {}: stopped after {} jobs\n", options.id, worker.jobs_done());
+  return 0;
+}
+
+}  // namespace
+
 int RunWorkerCommand(WorkerArgs a, const std::string& self) {
-  if (a.role != "run")
+  if (a.role != "run" && a.role != "build")
     throw InputError("--role", 0, a.role,
-                     "only run workers exist so far (build and propose workers: "
-                     "docs/distributed.md)");
+                     "run and build workers exist so far (propose workers: docs/distributed.md)");
   const AmqpUrl url = ParseQueueOption(a.queue);
   std::unique_ptr<Store> store = OpenStore(a.store);
+  if (a.role == "build") return ServeBuilds(a, self, url, *store);
   RunWorkerOptions options;
   options.host = Hostname();
   options.id = fmt::format("{}:{}:run", options.host, getpid());

@@ -362,9 +362,10 @@ int main(int argc, char** argv) {
       "SIGTERM or Ctrl-C, then finish the jobs taken and leave");
   worker
       ->add_option("--role", worker_args.role,
-                   "run (build and propose workers: not yet, docs/distributed.md)")
+                   "run (judges a device kind's jobs on --device) or build (compiles CUDA jobs "
+                   "for the run workers; propose workers: not yet, docs/distributed.md)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"run"}));
+      ->check(CLI::IsMember({"run", "build"}));
   worker->add_option("--device", worker_args.device,
                      "Device selector, as for optimize; several of one kind: cuda:0,cuda:1 or "
                      "cuda:all");
@@ -385,7 +386,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.5, 60.0));
   worker
       ->add_option("--build-jobs", worker_args.build_jobs,
-                   "Builder processes (CUDA): 0 = one per core, -1 = none")
+                   "Builder processes (CUDA): 0 = one per core, -1 = none (a run worker then "
+                   "compiles in its executors)")
       ->capture_default_str();
   worker->add_flag("--fake", worker_args.fake,
                    "Serve a fake device instead: each verdict a function of the candidate's source "

@@ -13,6 +13,7 @@ RemoteJudge::RemoteJudge(AmqpClient& amqp, RemoteJudgeOptions options)
     : amqp_(amqp), options_(std::move(options)), results_queue_(ResultsQueueName(options_.run)) {
   DeclareSettled(amqp_, QueueSpec(kDeadLetterQueue));
   DeclareSettled(amqp_, RunQueueSpec(options_.run_queue));
+  if (!options_.build_queue.empty()) DeclareSettled(amqp_, RunQueueSpec(options_.build_queue));
   DeclareSettled(amqp_, QueueSpec(results_queue_), 256);
   listener_ = std::thread([this] { Listen(); });
 }
@@ -37,8 +38,14 @@ void RemoteJudge::Submit(Candidate candidate, Done done, int /*pinned*/) {
     pending_[key].push_back(std::move(done));
   }
   job.candidate = std::move(candidate);
+  std::string queue = options_.run_queue;
+  if (!options_.build_queue.empty()) {
+    queue = options_.build_queue;
+    job.run_queue = options_.run_queue;
+    job.target = options_.target;
+  }
   std::future<PublishOutcome> published =
-      amqp_.PublishAsync(options_.run_queue, RunJobMessageToJson(job).dump());
+      amqp_.PublishAsync(queue, RunJobMessageToJson(job).dump());
   std::lock_guard lock(mu_);
   publishing_.emplace_back(key, std::move(published));
 }

@@ -32,6 +32,10 @@ struct RemoteJudgeOptions {
   std::string run, task_id, task_name, sizes;
   EvalSettings settings;  // for a candidate that brings none
   std::string run_queue;  // the device kind's (RunQueueName)
+  // When set, jobs go to this build queue first (BuildQueueName: a build worker compiles each for
+  // `target`, the kind's device, and forwards it to run_queue with its artifact).
+  std::string build_queue;
+  DeviceInfo target;
   // How many devices of the kind the live run workers serve (1 at least is assumed): the search
   // keeps twice as many candidates out.
   std::function<int()> devices;

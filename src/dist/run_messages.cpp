@@ -5,13 +5,16 @@
 namespace kf {
 
 nlohmann::json RunJobMessageToJson(const RunJobMessage& job) {
-  return {{"run", job.run},
-          {"results_queue", job.results_queue},
-          {"task_id", job.task_id},
-          {"task_name", job.task_name},
-          {"sizes", job.sizes},
-          {"settings", EvalSettingsToJson(job.settings)},
-          {"candidate", RunRequestToJson({job.candidate, std::nullopt})}};
+  nlohmann::json out = {{"run", job.run},
+                        {"results_queue", job.results_queue},
+                        {"task_id", job.task_id},
+                        {"task_name", job.task_name},
+                        {"sizes", job.sizes},
+                        {"settings", EvalSettingsToJson(job.settings)},
+                        {"candidate", RunRequestToJson({job.candidate, job.compiled})}};
+  if (!job.run_queue.empty()) out["run_queue"] = job.run_queue;
+  if (job.target) out["target"] = DeviceInfoToJson(*job.target);
+  return out;
 }
 
 RunJobMessage RunJobMessageFromJson(const nlohmann::json& j) {
@@ -22,7 +25,11 @@ RunJobMessage RunJobMessageFromJson(const nlohmann::json& j) {
   job.task_name = j.value("task_name", "");
   job.sizes = j.value("sizes", "");
   job.settings = EvalSettingsFromJson(j.at("settings"));
-  job.candidate = RunRequestFromJson(j.at("candidate")).candidate;
+  RunRequest request = RunRequestFromJson(j.at("candidate"));
+  job.candidate = std::move(request.candidate);
+  job.compiled = std::move(request.compiled);
+  job.run_queue = j.value("run_queue", "");
+  if (j.contains("target")) job.target = DeviceInfoFromJson(j["target"]);
   return job;
 }
 

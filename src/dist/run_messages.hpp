@@ -6,20 +6,26 @@
 // identity a redelivered job and its duplicate result share.
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "core/candidate.hpp"
+#include "core/device_info.hpp"
 
 namespace kf {
 
 struct RunJobMessage {
   std::string run;            // the run it belongs to
   std::string results_queue;  // where its result goes (ResultsQueueName(run))
-  std::string task_id;        // the task bundle's content id (Store::FindTaskBundle)
-  std::string task_name;      // for messages
-  std::string sizes;          // the benchmark size set ("" = by device class)
-  EvalSettings settings;      // the executor's own, for a candidate that brings none
-  Candidate candidate;        // carries its key
+  // On a build queue: the run queue a build worker forwards it to, built for `target`.
+  std::string run_queue;
+  std::optional<DeviceInfo> target;
+  std::string task_id;                    // the task bundle's content id (Store::FindTaskBundle)
+  std::string task_name;                  // for messages
+  std::string sizes;                      // the benchmark size set ("" = by device class)
+  EvalSettings settings;                  // the executor's own, for a candidate that brings none
+  Candidate candidate;                    // carries its key
+  std::optional<CompileResult> compiled;  // built by a build worker (ok or not)
 };
 
 struct RunResultMessage {

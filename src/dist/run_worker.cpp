@@ -219,7 +219,9 @@ void RunWorker::Take(const Delivery& delivery) {
   }
   ++in_flight_;
   Candidate candidate = job.candidate;
-  open->judge->Submit(std::move(candidate), [this, delivery, job, started, open](JudgeResult r) {
+  std::optional<CompileResult> built = job.compiled;
+  job.compiled.reset();  // the callback's copy needs no binary
+  auto done = [this, delivery, job, started, open](JudgeResult r) {
     {
       std::lock_guard lock(mu_);
       --open->in_flight;
@@ -231,7 +233,11 @@ void RunWorker::Take(const Delivery& delivery) {
     } else {
       Finish(delivery, job, std::move(r), SecondsSince(started));
     }
-  });
+  };
+  if (built)
+    open->judge->SubmitBuilt(std::move(candidate), *built, std::move(done));
+  else
+    open->judge->Submit(std::move(candidate), std::move(done));
 }
 
 std::string RunWorker::Serve(const std::atomic<bool>& stop) {

@@ -81,7 +81,16 @@ void DeviceJudge::Deliver(const Done& done, JudgeResult result) {
   done(std::move(result));
 }
 
-void DeviceJudge::Submit(Candidate candidate, Done given, int pinned) {
+void DeviceJudge::Submit(Candidate candidate, Done done, int pinned) {
+  Take(std::move(candidate), std::nullopt, std::move(done), pinned);
+}
+
+void DeviceJudge::SubmitBuilt(Candidate candidate, const CompileResult& built, Done done) {
+  Take(std::move(candidate), built, std::move(done), -1);
+}
+
+void DeviceJudge::Take(Candidate candidate, std::optional<CompileResult> built, Done given,
+                       int pinned) {
   ++in_flight_;
   // Every answer carries its candidate's key back, whichever stage gives it.
   Done done = [key = candidate.key, given = std::move(given)](JudgeResult r) {
@@ -100,6 +109,10 @@ void DeviceJudge::Submit(Candidate candidate, Done given, int pinned) {
       Deliver(done, std::move(r));
       return;
     }
+  }
+  if (built) {  // built elsewhere: its artifact, or its compile error
+    OnBuilt(std::move(candidate), std::move(built), std::move(done), pinned, device, generation);
+    return;
   }
   if (!builder_) {
     Run(std::move(candidate), std::nullopt, std::move(done), pinned, generation);

@@ -43,6 +43,11 @@ class Judge {
   // `done` is called once, on another thread (or this one). `pinned` names the runner that must
   // run it (-1: any).
   virtual void Submit(Candidate candidate, Done done, int pinned = -1) = 0;
+  // The same for a candidate already built elsewhere (a build worker): `built` is used where the
+  // judge runs binaries it did not compile, else ignored. A failed build is a compile_error.
+  virtual void SubmitBuilt(Candidate candidate, const CompileResult& /*built*/, Done done) {
+    Submit(std::move(candidate), std::move(done));
+  }
   virtual int runner_count() const = 0;
   virtual int build_jobs() const { return 0; }
   // Candidates submitted so far that have not started to run are answered `cancelled` instead
@@ -62,6 +67,7 @@ class DeviceJudge : public Judge {
   DeviceJudge& operator=(const DeviceJudge&) = delete;
 
   void Submit(Candidate candidate, Done done, int pinned = -1) override;
+  void SubmitBuilt(Candidate candidate, const CompileResult& built, Done done) override;
   int runner_count() const override { return static_cast<int>(runners_.size()); }
   int build_jobs() const override { return builder_ ? builder_->jobs() : 0; }
   void CancelPending() override { ++generation_; }
@@ -76,6 +82,7 @@ class DeviceJudge : public Judge {
   ExecutorCounters counters() const;
 
  private:
+  void Take(Candidate candidate, std::optional<CompileResult> built, Done done, int pinned);
   void OnBuilt(Candidate candidate, std::optional<CompileResult> built, Done done, int pinned,
                const DeviceInfo& device, uint64_t generation);
   void Run(Candidate candidate, std::optional<CompileResult> compiled, Done done, int pinned,

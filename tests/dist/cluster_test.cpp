@@ -18,6 +18,7 @@
 #include "core/kernel.hpp"
 #include "core/task_bundle.hpp"
 #include "core/task_library.hpp"
+#include "dist/build_worker.hpp"
 #include "dist/queue_names.hpp"
 #include "dist/remote_judge.hpp"
 #include "dist/run_worker.hpp"
@@ -49,6 +50,23 @@ class TableJudge : public Judge {
   }
   int runner_count() const override { return 1; }
   std::atomic<int> submitted{0};
+};
+
+// Records the candidates that came built, with their artifacts, and judges them as TableJudge.
+class BuiltJudge : public TableJudge {
+ public:
+  void SubmitBuilt(Candidate candidate, const CompileResult& built, Done done) override {
+    {
+      std::lock_guard lock(mu);
+      artifacts[candidate.key] =
+          built.ok ? std::string(reinterpret_cast<const char*>(built.artifact.binary.data()),
+                                 built.artifact.binary.size())
+                   : "failed: " + built.log;
+    }
+    Submit(std::move(candidate), std::move(done), -1);
+  }
+  std::mutex mu;
+  std::map<std::string, std::string> artifacts;
 };
 
 class Cluster : public ::testing::Test {
@@ -313,6 +331,74 @@ TEST_F(Cluster, AJobForATaskTheStoreLacksStopsTheWorkerSayingWhich) {
   judge.CancelPending();  // the job stays queued for a worker that has the task
   ASSERT_EQ(verdicts.by_key["orphan"].size(), 1u);
   EXPECT_TRUE(verdicts.by_key["orphan"][0].cancelled);
+}
+
+TEST_F(Cluster, WithABuildWorkerJobsAreCompiledThereAndRunWithTheirArtifacts) {
+  auto coordinator = Client();
+  RemoteJudgeOptions o = JudgeOptions();
+  o.build_queue = BuildQueueName("test-" + name_);
+  o.target = device_;
+  RemoteJudge judge(*coordinator, o);
+
+  auto builder_client = Client();
+  BuildWorkerOptions bo;
+  bo.id = "test:7:build";
+  bo.host = "test";
+  bo.backend = "test-" + name_;
+  bo.heartbeat_s = 0.5;
+  std::atomic<int> compiled{0};
+  BuildWorker builder(
+      *builder_client, *store_,
+      [&](const DeviceInfo& target, CompileRequest request,
+          std::function<void(std::optional<CompileResult>)> done) {
+        EXPECT_EQ(target.name, device_.name);  // built for the kind that runs it
+        ++compiled;
+        CompileResult r;
+        r.ok = request.defines.empty() || request.defines[0].second != "7";
+        r.log = "error: seven";
+        const std::string binary = "binary of " + request.entry;
+        for (char c : binary) r.artifact.binary.push_back(static_cast<std::byte>(c));
+        std::thread([r = std::move(r), done = std::move(done)]() mutable {
+          done(std::move(r));
+        }).detach();  // answered on another thread, as a builder pool does
+      },
+      bo);
+  std::atomic<bool> stop_builder{false};
+  std::thread building([&] { builder.Serve(stop_builder); });
+
+  auto worker_client = Client();
+  BuiltJudge* built = nullptr;
+  RunWorker worker(
+      *worker_client, *store_,
+      [&](const Task&, const std::string&, const EvalSettings&) {
+        auto j = std::make_unique<BuiltJudge>();
+        built = j.get();
+        return j;
+      },
+      WorkerOptions("test:8:run"));
+  Serving serving(worker);
+
+  Verdicts verdicts;
+  for (int i = 0; i < 10; ++i) {
+    Candidate c = ACandidate("b" + std::to_string(i));
+    c.config = {{"I", std::to_string(i)}};
+    judge.Submit(std::move(c), verdicts.For());
+  }
+  const bool all = verdicts.WaitFor(10, seconds(30));
+  EXPECT_EQ(serving.Stop(), "");
+  stop_builder = true;
+  building.join();
+  ASSERT_TRUE(all);
+  EXPECT_EQ(compiled.load(), 10);
+  ASSERT_NE(built, nullptr);
+  ASSERT_EQ(built->artifacts.size(), 10u);  // every one came built, none compiled by the runner
+  EXPECT_EQ(built->artifacts["b3"], "binary of " + kernel_.entry);
+  EXPECT_EQ(built->artifacts["b7"], "failed: error: seven");  // its compile error travelled too
+  EXPECT_EQ(builder.jobs_done(), 10);
+  bool heartbeat = false;
+  for (const WorkerRecord& w : store_->Workers())
+    heartbeat = heartbeat || (w.id == "test:7:build" && w.role == "build" && w.jobs_done == 10);
+  EXPECT_TRUE(heartbeat);
 }
 
 // What a run found, compared without the store's order: each proposal's kernel and final state,
