@@ -107,15 +107,22 @@ std::unique_ptr<Compiler> MakeOfflineCompiler(std::vector<std::unique_ptr<Backen
   return nullptr;
 }
 
-std::vector<std::string> ExpandDeviceSelectors(std::vector<std::unique_ptr<Backend>>& backends,
-                                               const std::string& spec, std::string* error) {
-  std::vector<std::string> out;
+std::vector<std::string> SplitSelectors(const std::string& spec) {
+  std::vector<std::string> parts;
   size_t start = 0;
   while (start <= spec.size()) {
     size_t comma = spec.find(',', start);
-    std::string one =
-        spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    parts.push_back(
+        spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     start = comma == std::string::npos ? spec.size() + 1 : comma + 1;
+  }
+  return parts;
+}
+
+std::vector<std::string> ExpandDeviceSelectors(std::vector<std::unique_ptr<Backend>>& backends,
+                                               const std::string& spec, std::string* error) {
+  std::vector<std::string> out;
+  for (const std::string& one : SplitSelectors(spec)) {
     if (one.size() > 4 && one.compare(one.size() - 4, 4, ":all") == 0) {
       std::string backend = one.substr(0, one.size() - 4);
       size_t before = out.size();

@@ -22,6 +22,8 @@ struct DeviceListing {
 
 DeviceListing ListDevices(std::vector<std::unique_ptr<Backend>>& backends);
 
+// --device's comma-separated parts ("" gives one empty part: the default device).
+std::vector<std::string> SplitSelectors(const std::string& spec);
 // Whether `selector` (one of --device's comma-separated parts) picks `device`.
 bool SelectorMatches(const DeviceInfo& device, const std::string& selector);
 // The first listed device `selector` picks, or nothing with `error` listing what was found.

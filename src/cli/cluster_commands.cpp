@@ -50,12 +50,7 @@ bool Live(const WorkerRecord& w) {
 bool Wanted(const nlohmann::json& device, const std::string& spec) {
   DeviceInfo d = DeviceInfoFromJson(device);
   if (spec.empty()) return true;
-  size_t start = 0;
-  while (start <= spec.size()) {
-    size_t comma = spec.find(',', start);
-    std::string one =
-        spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    start = comma == std::string::npos ? spec.size() + 1 : comma + 1;
+  for (std::string one : SplitSelectors(spec)) {
     if (one.size() > 4 && one.compare(one.size() - 4, 4, ":all") == 0)
       one = one.substr(0, one.size() - 4);
     // An index names a device of one host, not a kind: cuda:1 asks for CUDA devices.

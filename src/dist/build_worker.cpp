@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "dist/heartbeat.hpp"
 #include "dist/queue_names.hpp"
 #include "dist/run_messages.hpp"
 
@@ -88,27 +89,12 @@ std::string BuildWorker::Serve(const std::atomic<bool>& stop) {
   using namespace std::chrono_literals;
   DeclareSettled(amqp_, QueueSpec(kDeadLetterQueue));
   DeclareSettled(amqp_, RunQueueSpec(queue_), 2 * std::max(1, options_.jobs));
-  std::mutex beat_mu;
-  std::condition_variable beat_cv;
-  bool beating = true;
-  std::thread beat([&] {
-    std::unique_lock lock(beat_mu);
-    while (beating) {
-      lock.unlock();
-      Heartbeat("running");
-      lock.lock();
-      beat_cv.wait_for(lock, std::chrono::duration<double>(options_.heartbeat_s));
-    }
-  });
+  std::optional<HeartbeatThread> beat;
+  beat.emplace([this] { Heartbeat("running"); }, options_.heartbeat_s);
   while (!stop) {
     if (std::optional<Delivery> d = amqp_.Next(200ms)) Take(*d);
   }
-  {
-    std::lock_guard lock(beat_mu);
-    beating = false;
-    beat_cv.notify_all();
-  }
-  beat.join();
+  beat.reset();
   Heartbeat("draining");
   amqp_.StopConsuming();
   while (in_flight_ > 0) std::this_thread::sleep_for(20ms);

@@ -11,6 +11,7 @@
 #include "core/codec.hpp"
 #include "core/task_bundle.hpp"
 #include "core/task_library.hpp"
+#include "dist/heartbeat.hpp"
 #include "dist/queue_names.hpp"
 
 namespace kf {
@@ -246,18 +247,8 @@ std::string RunWorker::Serve(const std::atomic<bool>& stop) {
   // One candidate running on each device and one sent ahead.
   DeclareSettled(amqp_, RunQueueSpec(queue_), 2 * static_cast<int>(options_.devices.size()));
 
-  std::mutex beat_mu;
-  std::condition_variable beat_cv;
-  bool beating = true;
-  std::thread beat([&] {
-    std::unique_lock lock(beat_mu);
-    while (beating) {
-      lock.unlock();
-      Heartbeat();
-      lock.lock();
-      beat_cv.wait_for(lock, std::chrono::duration<double>(options_.heartbeat_s));
-    }
-  });
+  std::optional<HeartbeatThread> beat;
+  beat.emplace([this] { Heartbeat(); }, options_.heartbeat_s);
 
   acking_ = true;
   std::thread acker([this] { SettleAcks(); });
@@ -274,12 +265,7 @@ std::string RunWorker::Serve(const std::atomic<bool>& stop) {
     acks_cv_.notify_all();
   }
   acker.join();
-  {
-    std::lock_guard lock(beat_mu);
-    beating = false;
-    beat_cv.notify_all();
-  }
-  beat.join();
+  beat.reset();
   SetState("stopped");
   std::lock_guard lock(mu_);
   return failure_;

@@ -112,6 +112,26 @@ long long WaitForEvaluations(const std::string& store, const std::string& run, l
   return stored;
 }
 
+// The run's whole budget in the store, each evaluation once: as many search evaluations as the
+// coordinator reports, the budget unless it says nothing was left to try, no key twice.
+void ExpectTheBudgetStoredOnce(const std::string& store_url, const std::string& run,
+                               const nlohmann::json& out, int budget) {
+  std::vector<StoredEvaluation> all = OpenStore(store_url, true)->RunEvaluations(run);
+  std::set<std::string> keys;
+  int search = 0;
+  for (const StoredEvaluation& e : all) {
+    keys.insert(e.key);
+    search += e.purpose == "search";
+  }
+  EXPECT_EQ(keys.size(), all.size());
+  EXPECT_EQ(search, out["totals"]["evaluations"].get<int>());
+  if (search < budget)
+    EXPECT_NE(out["stop_reason"].get<std::string>().find("nothing left"), std::string::npos)
+        << out["stop_reason"];
+  else
+    EXPECT_EQ(search, budget);
+}
+
 TEST_F(ClusterCli, ARunEndsWithItsWholeBudgetThoughAWorkerIsKilledInTheMiddle) {
   Background a(WorkerArgs(), dir_ + "/a.out", dir_ + "/a.err");
   Background b(WorkerArgs(), dir_ + "/b.out", dir_ + "/b.err");
@@ -137,23 +157,8 @@ TEST_F(ClusterCli, ARunEndsWithItsWholeBudgetThoughAWorkerIsKilledInTheMiddle) {
   ASSERT_TRUE(out.is_object()) << coordinator.Out() << coordinator.Err();
   ASSERT_FALSE(out["best"].is_null()) << coordinator.Err();
   EXPECT_EQ(out["best"]["status"], "ok");
-  // The whole budget, each evaluation once (unless the proposer ran dry, which it says).
+  ExpectTheBudgetStoredOnce(store_, "dist1", out, budget);
   const int evaluations = out["totals"]["evaluations"].get<int>();
-  if (evaluations < budget)
-    EXPECT_NE(out["stop_reason"].get<std::string>().find("nothing left"), std::string::npos)
-        << out["stop_reason"];
-  else
-    EXPECT_EQ(evaluations, budget);
-  std::unique_ptr<Store> store = OpenStore(store_, true);
-  std::vector<StoredEvaluation> all = store->RunEvaluations("dist1");
-  std::set<std::string> keys;
-  int search = 0;
-  for (const StoredEvaluation& e : all) {
-    keys.insert(e.key);
-    search += e.purpose == "search";
-  }
-  EXPECT_EQ(keys.size(), all.size());
-  EXPECT_EQ(search, evaluations);
   // Verdicts came from the workers: the survivor judged some, the run's devices name the kind.
   EXPECT_NE(out["device"].get<std::string>().find("kf.run.opencl."), std::string::npos);
   ASSERT_TRUE(out["devices"].is_array());
@@ -200,20 +205,7 @@ TEST_F(ClusterCli, AKilledCoordinatorResumesAndTheRunEndsWithItsBudgetEachVerdic
   EXPECT_NE(again.Err().find("resuming run dist2"), std::string::npos) << again.Err();
   nlohmann::json out = nlohmann::json::parse(again.Out(), nullptr, false);
   ASSERT_TRUE(out.is_object()) << again.Out();
-  std::unique_ptr<Store> store = OpenStore(store_, true);
-  std::vector<StoredEvaluation> all = store->RunEvaluations("dist2");
-  std::set<std::string> keys;
-  int search = 0;
-  for (const StoredEvaluation& e : all) {
-    keys.insert(e.key);
-    search += e.purpose == "search";
-  }
-  EXPECT_EQ(keys.size(), all.size());
-  EXPECT_EQ(search, out["totals"]["evaluations"].get<int>());
-  if (search < 30)
-    EXPECT_NE(out["stop_reason"].get<std::string>().find("nothing left"), std::string::npos);
-  else
-    EXPECT_EQ(search, 30);
+  ExpectTheBudgetStoredOnce(store_, "dist2", out, 30);
   EXPECT_GT(out["totals"]["from_store"].get<int>(), 0);  // what was judged is not judged again
 }
 
@@ -231,19 +223,7 @@ TEST_F(ClusterCli, ARunGoesOnWhenTheBrokerRestartsInTheMiddle) {
   ASSERT_EQ(coordinator.Wait(std::chrono::seconds(400)), 0) << coordinator.Err() << worker.Err();
   nlohmann::json out = nlohmann::json::parse(coordinator.Out(), nullptr, false);
   ASSERT_TRUE(out.is_object()) << coordinator.Out();
-  std::vector<StoredEvaluation> all = OpenStore(store_, true)->RunEvaluations("dist3");
-  std::set<std::string> keys;
-  int search = 0;
-  for (const StoredEvaluation& e : all) {
-    keys.insert(e.key);
-    search += e.purpose == "search";
-  }
-  EXPECT_EQ(keys.size(), all.size());
-  EXPECT_EQ(search, out["totals"]["evaluations"].get<int>());
-  if (search < 30)
-    EXPECT_NE(out["stop_reason"].get<std::string>().find("nothing left"), std::string::npos);
-  else
-    EXPECT_EQ(search, 30);
+  ExpectTheBudgetStoredOnce(store_, "dist3", out, 30);
   EXPECT_NE(worker.Err().find("reconnect"), std::string::npos) << worker.Err();
 }
 

@@ -1,0 +1,48 @@
+#pragma once
+// A worker's heartbeat: `beat` called at once and then every `interval` on a thread of its own,
+// until the object is destroyed (which wakes it, so a worker stops without waiting an interval).
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+namespace kf {
+
+class HeartbeatThread {
+ public:
+  HeartbeatThread(std::function<void()> beat, double interval_s)
+      : beat_(std::move(beat)), interval_(interval_s), thread_([this] { Loop(); }) {}
+  ~HeartbeatThread() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  HeartbeatThread(const HeartbeatThread&) = delete;
+  HeartbeatThread& operator=(const HeartbeatThread&) = delete;
+
+ private:
+  void Loop() {
+    std::unique_lock lock(mu_);
+    while (!stop_) {
+      lock.unlock();
+      beat_();
+      lock.lock();
+      cv_.wait_for(lock, interval_, [&] { return stop_; });
+    }
+  }
+
+  std::function<void()> beat_;
+  std::chrono::duration<double> interval_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;  // last: started once the rest is built
+};
+
+}  // namespace kf
