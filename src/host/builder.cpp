@@ -8,7 +8,7 @@
 #include "eval/compile_cache.hpp"
 #include "eval/executor_main.hpp"
 #include "eval/protocol.hpp"
-#include "host/worker_process.hpp"
+#include "eval/worker_process.hpp"
 
 namespace kf {
 

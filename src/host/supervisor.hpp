@@ -19,7 +19,7 @@
 #include "core/device_info.hpp"
 #include "core/evaluation.hpp"
 #include "eval/executor_main.hpp"
-#include "host/worker_process.hpp"
+#include "eval/worker_process.hpp"
 
 namespace kf {
 

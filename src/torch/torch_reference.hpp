@@ -13,7 +13,7 @@
 #include <string>
 
 #include "eval/reference_source.hpp"
-#include "host/worker_process.hpp"
+#include "eval/worker_process.hpp"
 
 namespace kf {
 

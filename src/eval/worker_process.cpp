@@ -1,4 +1,4 @@
-#include "host/worker_process.hpp"
+#include "eval/worker_process.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
