@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -475,6 +476,37 @@ TEST_P(StoreTest, AWriterKilledMidStreamLosesNothingItCommitted) {
 // Writers in several processes and threads, each with its own connection, append to one run at
 // once, each re-offering keys another writes too: every key once, the run's order 1..N with no
 // gap and no twin, each writer's verdicts in the order it wrote them.
+// Runs `work(i)` in `n` child processes; each exits 0, or 1 when `work` throws (said on stderr
+// as `what` i: why). Their pids, -1 for a fork that failed.
+std::vector<pid_t> ForkEach(int n, const char* what, const std::function<void(int)>& work) {
+  std::vector<pid_t> children;
+  for (int i = 0; i < n; ++i) {
+    pid_t child = fork();
+    if (child == 0) {
+      try {
+        work(i);
+      } catch (const std::exception& e) {
+        fprintf(stderr, "%s %d: %s\n", what, i, e.what());
+        _exit(1);
+      }
+      _exit(0);
+    }
+    children.push_back(child);
+  }
+  return children;
+}
+
+// Waits for them all; how many did not exit 0.
+int FailedChildren(const std::vector<pid_t>& children) {
+  int failed = 0;
+  for (pid_t child : children) {
+    int status = 0;
+    failed += child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+              WEXITSTATUS(status) != 0;
+  }
+  return failed;
+}
+
 TEST_P(StoreTest, SeveralWritersAppendToOneRunWithoutGapsOrTwins) {
   constexpr int kProcesses = 3, kThreads = 3, kPerWriter = 60, kBatch = 5;
   constexpr int kWriters = kProcesses + kThreads;
@@ -500,29 +532,11 @@ TEST_P(StoreTest, SeveralWritersAppendToOneRunWithoutGapsOrTwins) {
       store->PutEvaluations("run", batch);
     }
   };
-  std::vector<pid_t> children;
-  for (int p = 0; p < kProcesses; ++p) {
-    pid_t child = fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-      try {
-        write(kThreads + p);
-      } catch (const std::exception& e) {
-        fprintf(stderr, "writer %d: %s\n", kThreads + p, e.what());
-        _exit(1);
-      }
-      _exit(0);
-    }
-    children.push_back(child);
-  }
+  std::vector<pid_t> children = ForkEach(kProcesses, "writer", [&](int p) { write(kThreads + p); });
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) threads.emplace_back(write, t);
   for (std::thread& t : threads) t.join();
-  for (pid_t child : children) {
-    int status = 0;
-    waitpid(child, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a writer process failed";
-  }
+  EXPECT_EQ(FailedChildren(children), 0) << "a writer process failed";
 
   std::vector<StoredEvaluation> all = Open()->RunEvaluations("run");
   ASSERT_EQ(all.size(), static_cast<size_t>(kWriters * kPerWriter));
@@ -545,27 +559,8 @@ TEST_P(StoreTest, ProcessesOpeningANewStoreAtOnceAllGetIt) {
   constexpr int kProcesses = 6, kRounds = 10;
   for (int round = 0; round < kRounds; ++round) {
     if (backend_ == Backend::kSqlite) Clean();
-    std::vector<pid_t> children;
-    for (int p = 0; p < kProcesses; ++p) {
-      pid_t child = fork();
-      ASSERT_GE(child, 0);
-      if (child == 0) {
-        try {
-          Open()->Workers();
-        } catch (const std::exception& e) {
-          fprintf(stderr, "opener %d: %s\n", p, e.what());
-          _exit(1);
-        }
-        _exit(0);
-      }
-      children.push_back(child);
-    }
-    for (pid_t child : children) {
-      int status = 0;
-      waitpid(child, &status, 0);
-      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-          << "an opener failed in round " << round;
-    }
+    std::vector<pid_t> children = ForkEach(kProcesses, "opener", [&](int) { Open()->Workers(); });
+    EXPECT_EQ(FailedChildren(children), 0) << "an opener failed in round " << round;
   }
 }
 
