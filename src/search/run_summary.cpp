@@ -59,6 +59,14 @@ ArchiveOffer OfferToArchive(Archive& archive, const Proposal& proposal,
   return offer;
 }
 
+void KeepIfBetter(BestByKernel& best, const Elite& e) {
+  auto it = best.find(e.kernel_id);
+  if (it == best.end())
+    best.emplace(e.kernel_id, e);
+  else if (e.speedup > it->second.speedup)
+    it->second = e;
+}
+
 std::optional<std::pair<Config, Evaluation>> BestOf(const std::vector<StoredEvaluation>& stored,
                                                     int proposal) {
   std::optional<std::pair<Config, Evaluation>> best;
@@ -82,9 +90,11 @@ RestoredArchive RebuildArchive(const std::vector<ProposalRecord>& records,
     return a->done_seq < b->done_seq;
   });
   RestoredArchive out;
-  for (const ProposalRecord* r : done)
-    OfferToArchive(out.archive, *r->proposal, KernelId(r->proposal->kernel),
-                   BestOf(stored, r->index));
+  for (const ProposalRecord* r : done) {
+    ArchiveOffer offer = OfferToArchive(out.archive, *r->proposal, KernelId(r->proposal->kernel),
+                                        BestOf(stored, r->index));
+    if (offer.elite) KeepIfBetter(out.best_by_kernel, *offer.elite);
+  }
   return out;
 }
 

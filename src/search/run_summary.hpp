@@ -31,8 +31,14 @@ ArchiveOffer OfferToArchive(Archive& archive, const Proposal& proposal,
 std::optional<std::pair<Config, Evaluation>> BestOf(const std::vector<StoredEvaluation>& stored,
                                                     int proposal);
 
+// The best correct configuration of every kernel the finished proposals judged, elite or not, as
+// an elite would hold it: what deeper tuning turns to once the elites' spaces are spent.
+using BestByKernel = std::map<std::string, Elite>;
+void KeepIfBetter(BestByKernel& best, const Elite& e);
+
 struct RestoredArchive {
   Archive archive;
+  BestByKernel best_by_kernel;
 };
 // The archive of the finished proposals, offered in the order they finished.
 RestoredArchive RebuildArchive(const std::vector<ProposalRecord>& records,

@@ -196,6 +196,7 @@ class Scheduler {
   Clock::time_point start_;
 
   Archive archive_;
+  BestByKernel best_by_kernel_;  // every finished kernel's best, elite or not
   std::map<int, std::unique_ptr<Active>> active_;
   std::set<std::string> kernel_ids_;  // kernels proposed in this run
   int next_index_ = 0;
@@ -291,7 +292,7 @@ std::string Scheduler::StopReason() const {
   if (ProposerDry() && !NextToDeepen()) {
     std::string why = proposer_.Exhausted();
     if (why.empty()) why = "the proposer had nothing new for any parent";
-    return "nothing left to try: " + why + ", and every elite's space is tuned through";
+    return "nothing left to try: " + why + ", and every correct kernel's space is tuned through";
   }
   if (archive_.empty() && proposer_.UnparentedLeft() == 0)
     return "no correct configuration of the baseline or any template to build on";
@@ -351,6 +352,7 @@ void Scheduler::Restore() {
   for (const StoredEvaluation& e : stored) issued_ += e.purpose == "search";
   RestoredArchive restored = RebuildArchive(records, stored);
   archive_ = std::move(restored.archive);
+  best_by_kernel_ = std::move(restored.best_by_kernel);
   for (const ProposalRecord& r : records) {
     next_index_ = std::max(next_index_, r.index + 1);
     if (r.proposal) kernel_ids_.insert(KernelId(r.proposal->kernel));
@@ -367,7 +369,8 @@ void Scheduler::Restore() {
       Deepened& d = deepened_[KernelId(r.proposal->kernel)];
       ++d.rounds;
       d.last_gain = r.outcome.value("gain", 0.0);
-      d.exhausted = d.exhausted || r.outcome.value("evaluations", 0) == 0;
+      d.exhausted = d.exhausted || r.outcome.value("evaluations", 0) == 0 ||
+                    r.outcome.value("space_spent", false);
     }
   }
   // The proposer's credit, told again in the order the proposals finished.
@@ -502,24 +505,30 @@ bool Scheduler::ProposerDry() const {
 
 // The elite whose template most deserves more evaluations: a fast cell first, one whose last
 // deeper tuning improved it doubly so, each round given to a kernel halving its claim; never a
-// kernel being tuned now, one without parameters, or one whose space is spent.
+// kernel being tuned now, one without parameters, or one whose space is spent. Once every elite's
+// space is spent, the other correct kernels of the run get the same treatment from their best
+// configuration: one that lost its cell by a noisy measurement, or whose tuning stopped short,
+// may still hold the fastest configuration.
 const Elite* Scheduler::NextToDeepen() const {
   std::set<std::string> busy;
   for (const auto& [index, a] : active_)
     if (a->tuning) busy.insert(a->kernel_id);
   const Elite* chosen = nullptr;
   double best = -1;
-  for (const auto& [cell, e] : archive_.cells()) {
-    if (e.kernel.params.empty() || busy.count(e.kernel_id)) continue;
+  auto consider = [&](const Elite& e) {
+    if (e.kernel.params.empty() || busy.count(e.kernel_id)) return;
     auto d = deepened_.find(e.kernel_id);
     Deepened state = d == deepened_.end() ? Deepened{} : d->second;
-    if (state.exhausted) continue;
+    if (state.exhausted) return;
     double claim = e.speedup * (state.last_gain > 0 ? 2 : 1) / (1 << std::min(state.rounds, 20));
     if (claim > best) {
       best = claim;
       chosen = &e;
     }
-  }
+  };
+  for (const auto& [cell, e] : archive_.cells()) consider(e);
+  if (chosen) return chosen;
+  for (const auto& [kernel_id, e] : best_by_kernel_) consider(e);
   return chosen;
 }
 
@@ -545,7 +554,7 @@ bool Scheduler::IssueDeepening() {
   p.parent_kernel_id = elite->kernel_id;
   p.parent_cell = elite->cell;
   p.mutations = elite->mutations;
-  p.notes = "the proposer had nothing new: more of this elite's parameter space";
+  p.notes = "the proposer had nothing new: more of this kernel's parameter space";
   Active& ref = *a;
   active_[a->index] = std::move(a);
   Accept(ref, p);
@@ -776,6 +785,7 @@ void Scheduler::Complete(Active& a) {
       before = it->second.speedup;
   }
   ArchiveOffer offer = OfferToArchive(archive_, *a.proposal, a.kernel_id, best);
+  if (offer.elite) KeepIfBetter(best_by_kernel_, *offer.elite);
   Grade grade = a.grade;
   if (offer.improved)
     grade = offer.elite->speedup > run_best ? Grade::kNewBest : Grade::kImprovedCell;
@@ -801,6 +811,7 @@ void Scheduler::Complete(Active& a) {
     const TuningSession* session = a.tuning->session();
     d.exhausted = a.evaluations == 0 || !session ||
                   session->evaluations() >= static_cast<int>(a.tuning->space()->size());
+    outcome["space_spent"] = d.exhausted;  // so a resumed run does not ask for more of it
   }
   Finish(a, ProposalState::kDone, outcome);
 }
