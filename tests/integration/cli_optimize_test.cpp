@@ -199,7 +199,7 @@ TEST(OpenCLOptimize, TheCommandProposerDrivesTheSearchAndItsBadRepliesAreCounted
   // The baseline's three configurations were all judged with it: nothing is left to tune.
   EXPECT_EQ(b.json["stop_reason"],
             "nothing left to try: the proposer had nothing new for any parent, and every "
-            "elite's space is tuned through");
+            "correct kernel's space is tuned through");
   EXPECT_EQ(b.json["totals"]["budget"]["deeper_tuning"].get<int>(), 0) << b.out;
   EXPECT_NE(b.err.find("bad reply"), std::string::npos);
 }
