@@ -17,13 +17,16 @@
 #include "core/task_bundle.hpp"
 #include "dist/amqp_session.hpp"
 #include "dist/build_worker.hpp"
+#include "dist/propose_worker.hpp"
 #include "dist/queue_names.hpp"
 #include "dist/remote_judge.hpp"
+#include "dist/remote_propose.hpp"
 #include "dist/run_worker.hpp"
 #include "eval/compile_cache.hpp"
 #include "eval/executor_main.hpp"
 #include "host/builder.hpp"
 #include "host/fake_judge.hpp"
+#include "propose/llm/llm_config.hpp"
 
 namespace kf {
 
@@ -193,6 +196,26 @@ int RunCoordinator(CoordinatorArgs a) {
     }
   }
   RemoteJudge judge(amqp, options);
+  // A command's or a model's proposer: with a propose worker alive, its side effects are done
+  // there (where the model can be reached and its key is), on a connection of their own.
+  std::unique_ptr<AmqpClient> propose_amqp;
+  std::unique_ptr<RemoteProposeEffects> proposing;
+  if (rs.proposer.kind != "builtin") {
+    int alive = 0;
+    for (const WorkerRecord& w : store.Workers()) alive += w.role == "propose" && Live(w);
+    if (alive > 0) {
+      propose_amqp = std::make_unique<AmqpClient>(url);
+      RemoteProposeOptions po;
+      po.run = p.args.run;
+      const LlmSettings& l = rs.proposer.llm;
+      po.chat_deadline_s = l.timeout_s * (l.retries + 1) + 60.0 * l.retries;
+      po.worker_hint = fmt::format("kfoundry worker --role propose --store {} --queue {}",
+                                   AbsoluteStore(p.args.store), url.Redacted());
+      proposing = std::make_unique<RemoteProposeEffects>(*propose_amqp, po);
+      fmt::print(stderr, "propose workers: {} alive; the {} proposer's {} are done there\n", alive,
+                 rs.proposer.kind, rs.proposer.kind == "llm" ? "chat requests" : "commands");
+    }
+  }
   JudgeSide side{judge,
                  kind.device,
                  kind.peak_gbs,
@@ -200,7 +223,9 @@ int RunCoordinator(CoordinatorArgs a) {
                  "a worker of " + kind.queue,
                  "kfoundry coordinator --queue " + url.Redacted(),
                  [&judge] { return judge.worker_stats(); },
-                 {}};
+                 {},
+                 proposing.get(),
+                 proposing.get()};
   return SearchAndReport(p, side);
 }
 
@@ -267,15 +292,50 @@ int ServeBuilds(const WorkerArgs& a, const std::string& self, const AmqpUrl& url
   return 0;
 }
 
+// `worker --role propose`: the proposers' side effects, for any run.
+int ServeProposals(const WorkerArgs& a, const AmqpUrl& url, Store& store) {
+  ProposeWorkerOptions options;
+  options.host = Hostname();
+  options.id = fmt::format("{}:{}:propose", options.host, getpid());
+  options.concurrency = a.concurrency;
+  options.heartbeat_s = a.heartbeat_s;
+  options.limits.concurrency = a.concurrency;
+  LlmFlags flags;
+  flags.models_file = a.llm_models;
+  flags.base_url = a.llm_base_url;
+  flags.model = a.llm_model;
+  if (!flags.models_file.empty() || !flags.base_url.empty() || !flags.model.empty())
+    options.models = ResolveModels(flags);
+  for (const char* variable : {"KFOUNDRY_LLM_API_KEY", "OPENAI_API_KEY"}) {
+    const char* key = std::getenv(variable);
+    if (key && *key && options.api_key.empty()) options.api_key = key;
+  }
+  AmqpClient amqp(url);
+  ProposeWorker worker(amqp, store, options);
+  std::string models;
+  for (const ModelSettings& m : options.models) models += (models.empty() ? "" : ", ") + m.Label();
+  fmt::print(stderr,
+             "worker {}: doing proposers' chat requests and commands from {} ({} at once{}); "
+             "stop with Ctrl-C or SIGTERM\n",
+             options.id, kProposeQueue, options.concurrency,
+             models.empty() ? "" : "; models " + models);
+  std::signal(SIGINT, OnStopSignal);
+  std::signal(SIGTERM, OnStopSignal);
+  worker.Serve(g_stop);
+  amqp.Close();
+  fmt::print(stderr, "worker {}: stopped after {} jobs\n", options.id, worker.jobs_done());
+  return 0;
+}
+
 }  // namespace
 
 int RunWorkerCommand(WorkerArgs a, const std::string& self) {
-  if (a.role != "run" && a.role != "build")
-    throw InputError("--role", 0, a.role,
-                     "run and build workers exist so far (propose workers: docs/distributed.md)");
+  if (a.role != "run" && a.role != "build" && a.role != "propose")
+    throw InputError("--role", 0, a.role, "a worker's role is run, build or propose");
   const AmqpUrl url = ParseQueueOption(a.queue);
   std::unique_ptr<Store> store = OpenStore(a.store);
   if (a.role == "build") return ServeBuilds(a, self, url, *store);
+  if (a.role == "propose") return ServeProposals(a, url, *store);
   RunWorkerOptions options;
   options.host = Hostname();
   options.id = fmt::format("{}:{}:run", options.host, getpid());

@@ -1,8 +1,9 @@
 #pragma once
 // The distributed roles (docs/distributed.md): `kfoundry coordinator` (optimize's search with a
 // remote judge: candidates go to run workers over the broker), `kfoundry worker --role run`
-// (judges a device kind's run jobs on this host's devices) and `kfoundry status` (the workers'
-// heartbeats, the queues' depths, the runs).
+// (judges a device kind's run jobs on this host's devices), `--role build` (compiles CUDA jobs),
+// `--role propose` (does the proposers' chat requests and commands) and `kfoundry status` (the
+// workers' heartbeats, the queues' depths, the runs).
 
 #include <string>
 
@@ -26,6 +27,10 @@ struct WorkerArgs {
   std::string cache_dir;  // task bundles; default: $KF_CACHE_DIR/tasks or ~/.cache/kfoundry/tasks
   double heartbeat_s = 5;
   int build_jobs = 0;
+  int concurrency = 4;  // propose: jobs at once
+  // propose: the models this worker holds (keys from their api_key_env, or from
+  // KFOUNDRY_LLM_API_KEY / OPENAI_API_KEY); none: a chat job's own model, with that key.
+  std::string llm_models, llm_base_url, llm_model;
   bool fake = false;  // serve a fake device with the fake judge (host/fake_judge.hpp)
   ExecutorOptions executor;
 };

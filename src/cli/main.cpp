@@ -358,14 +358,16 @@ int main(int argc, char** argv) {
   kf::WorkerArgs worker_args;
   CLI::App* worker = app.add_subcommand(
       "worker",
-      "Serve a coordinator: judge the run jobs of this host's device kind (--role run) until "
-      "SIGTERM or Ctrl-C, then finish the jobs taken and leave");
+      "Serve coordinators: judge the run jobs of this host's device kind (--role run), compile "
+      "CUDA jobs (--role build) or do proposers' commands and chat requests (--role propose) "
+      "until SIGTERM or Ctrl-C, then finish the jobs taken and leave");
   worker
       ->add_option("--role", worker_args.role,
-                   "run (judges a device kind's jobs on --device) or build (compiles CUDA jobs "
-                   "for the run workers; propose workers: not yet, docs/distributed.md)")
+                   "run (judges a device kind's jobs on --device), build (compiles CUDA jobs "
+                   "for the run workers) or propose (does the command and llm proposers' "
+                   "commands and chat requests, with this host's model keys)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"run", "build"}));
+      ->check(CLI::IsMember({"run", "build", "propose"}));
   worker->add_option("--device", worker_args.device,
                      "Device selector, as for optimize; several of one kind: cuda:0,cuda:1 or "
                      "cuda:all");
@@ -389,6 +391,19 @@ int main(int argc, char** argv) {
                    "Builder processes (CUDA): 0 = one per core, -1 = none (a run worker then "
                    "compiles in its executors)")
       ->capture_default_str();
+  worker
+      ->add_option("--concurrency", worker_args.concurrency,
+                   "propose: jobs done at once (chat requests wait on the model, not this host)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  worker->add_option("--llm-models", worker_args.llm_models,
+                     "propose: a models file (as optimize's) of the models this worker holds: a "
+                     "chat request for one of them goes where the file says, with its key");
+  worker->add_option("--llm-base-url", worker_args.llm_base_url,
+                     "propose: the one model this worker holds, as optimize's option");
+  worker->add_option("--llm-model", worker_args.llm_model,
+                     "propose: the one model this worker holds, as optimize's option (keys: "
+                     "KFOUNDRY_LLM_API_KEY or OPENAI_API_KEY, never a flag)");
   worker->add_flag("--fake", worker_args.fake,
                    "Serve a fake device instead: each verdict a function of the candidate's source "
                    "and configuration, at once (tests and benchmarks of the transport; "

@@ -477,6 +477,8 @@ int SearchAndReport(PreparedRun& p, const JudgeSide& side) {
   context.journal = journal.get();
   context.api_key = a.llm_api_key;
   context.in_flight = rs.search.in_flight;
+  context.chat = side.chat;
+  context.commands = side.commands;
   MadeProposer made = MakeProposer(rs.proposer, task, context);
   if (rs.proposer.kind == "llm") fmt::print(stderr, "llm proposer: {}\n", made.description);
   Proposer& proposer = *made.proposer;

@@ -14,6 +14,7 @@
 #include "core/task.hpp"
 #include "host/judge.hpp"
 #include "host/supervisor.hpp"
+#include "propose/effects.hpp"
 #include "store/store.hpp"
 
 namespace kf {
@@ -57,6 +58,9 @@ struct JudgeSide {
   std::string resume_command = "kfoundry optimize";  // what continues the run
   std::function<std::vector<RunnerStats>()> runner_stats;
   std::function<ExecutorCounters()> counters;  // empty: no executors of this process
+  // Where the proposer's side effects happen (not owned): null, in this process.
+  ChatService* chat = nullptr;
+  CommandService* commands = nullptr;
 };
 int SearchAndReport(PreparedRun& run, const JudgeSide& side);
 

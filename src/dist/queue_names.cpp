@@ -31,6 +31,10 @@ std::string ResultsQueueName(std::string_view run_id) {
   return "kf.results." + QueueSlug(run_id);
 }
 
+std::string ProposalsQueueName(std::string_view run_id) {
+  return "kf.proposals." + QueueSlug(run_id);
+}
+
 QueueSpec RunQueueSpec(const std::string& name) {
   return QueueSpec(name, kRunDeliveryLimit, kDeadLetterQueue);
 }

@@ -1,8 +1,8 @@
 #pragma once
 // The broker's queue names, one place for them: jobs per kind and, for run jobs, per device kind
-// (times are compared only within one kind), results per run, and the dead-letter queue that a
-// job past its delivery limit ends in. Every part is a slug (lower-case letters, digits and '-'),
-// so '.' separates parts only.
+// (times are compared only within one kind), results and proposers' side effects per run, and the
+// dead-letter queue that a job past its delivery limit ends in. Every part is a slug (lower-case
+// letters, digits and '-'), so '.' separates parts only.
 
 #include <string>
 #include <string_view>
@@ -33,5 +33,8 @@ QueueSpec RunQueueSpec(const std::string& name);
 std::string BuildQueueName(std::string_view backend);
 // kf.results.<run>.
 std::string ResultsQueueName(std::string_view run_id);
+// kf.proposals.<run>: what propose workers did for the run's proposer (kf.propose: its jobs,
+// declared with RunQueueSpec, so a job that kills kRunAttempts workers is answered as failed).
+std::string ProposalsQueueName(std::string_view run_id);
 
 }  // namespace kf

@@ -38,6 +38,7 @@ MadeProposer MakeLlm(const LlmSettings& l, const Task& task, const ProposerConte
   o.meta_every = l.meta_every;
   o.meta_min_uses = l.meta_min_uses;
   o.max_cost = l.max_cost;
+  o.chat = c.chat;
   MadeProposer made;
   std::string names;
   for (const ModelSettings& m : o.models) names += (names.empty() ? "" : ", ") + m.Label();
@@ -70,7 +71,7 @@ MadeProposer MakeProposer(const ProposerSettings& s, const Task& task, const Pro
   MadeProposer made;
   if (s.kind == "command") {
     made.proposer = std::make_unique<CommandProposer>(
-        task, CommandProposerOptions{s.command, s.timeout_s, size_t{1} << 20});
+        task, CommandProposerOptions{s.command, s.timeout_s, size_t{1} << 20, c.commands});
     made.description = "command: " + s.command;
     return made;
   }

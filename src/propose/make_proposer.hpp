@@ -12,6 +12,7 @@
 #include "core/task.hpp"
 #include "prompt/journal.hpp"
 #include "propose/builtin/builtin_proposer.hpp"
+#include "propose/effects.hpp"
 #include "propose/proposer.hpp"
 
 namespace kf {
@@ -22,6 +23,9 @@ struct ProposerContext {
   PromptJournal* journal = nullptr;        // llm: keeps prompt component versions (not owned)
   std::string api_key;                     // llm: from the flag; the environment's otherwise
   int in_flight = 1;                       // llm: its concurrency when the settings give none
+  // Where the side effects happen (not owned): null, in this process; else on propose workers.
+  ChatService* chat = nullptr;
+  CommandService* commands = nullptr;
 };
 
 struct MadeProposer {

@@ -44,6 +44,7 @@ class Background {
     }
   }
   void Signal(int sig) { kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
   // The exit code, or -1 if it has not exited within `limit` (or died of a signal).
   int Wait(std::chrono::seconds limit) {
     auto end = std::chrono::steady_clock::now() + limit;
@@ -225,6 +226,70 @@ TEST_F(ClusterCli, ARunGoesOnWhenTheBrokerRestartsInTheMiddle) {
   ASSERT_TRUE(out.is_object()) << coordinator.Out();
   ExpectTheBudgetStoredOnce(store_, "dist3", out, 30);
   EXPECT_NE(worker.Err().find("reconnect"), std::string::npos) << worker.Err();
+}
+
+// Waits (up to 60 s) until `n` live workers of `role` have sent a heartbeat to the store.
+bool WaitForWorkers(const std::string& store, const std::string& role, int n) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < end) {
+    try {
+      int live = 0;
+      for (const WorkerRecord& w : OpenStore(store, true)->Workers())
+        live += w.role == role && w.state == "running";
+      if (live >= n) return true;
+    } catch (const std::exception&) {
+      // not created yet
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return false;
+}
+
+// The command proposer's runs happen on two propose workers; one is killed with a slow command
+// in hand, and its job is done by the other: no proposal is lost to it, the budget is spent.
+TEST_F(ClusterCli, AProposeWorkerKilledWithACommandInHandLosesNoProposal) {
+  Background run(WorkerArgs(), dir_ + "/run.out", dir_ + "/run.err");
+  const std::string propose_args = fmt::format(
+      "worker --role propose --store {} --queue {} --heartbeat 1 --concurrency 2", store_, queue_);
+  Background a(propose_args, dir_ + "/a.out", dir_ + "/a.err");
+  Background b(propose_args, dir_ + "/b.out", dir_ + "/b.err");
+  ASSERT_TRUE(WaitForWorkers(store_, "propose", 2)) << a.Err() << b.Err();
+  const int budget = 24;
+  Background coordinator(
+      fmt::format("coordinator softmax_rows --device opencl --budget {} --store {} --queue {} "
+                  "--run dist4 --top 1 --repeats 1 --in-flight 2 --tune-budget 2 --wait-workers "
+                  "120 --json --proposer command --proposer-cmd \"python3 {}/../examples/"
+                  "proposers/param_walk.py --delay 1.5\"",
+                  budget, store_, queue_, KF_TASKS),
+      dir_ + "/coordinator.json", dir_ + "/coordinator.err");
+  // Once some verdicts are stored, a dies while its heartbeat says it holds a command.
+  ASSERT_GE(WaitForEvaluations(store_, "dist4", 6), 6) << coordinator.Err() << a.Err() << b.Err();
+  const std::string a_id = fmt::format(":{}:propose", a.pid());
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  bool busy = false;
+  while (!busy && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (const WorkerRecord& w : OpenStore(store_, true)->Workers())
+      busy = busy || (w.id.find(a_id) != std::string::npos && w.info.value("busy", 0) > 0 &&
+                      w.jobs_done > 0);
+  }
+  ASSERT_TRUE(busy) << "a never held a command: " << coordinator.Err() << a.Err();
+  a.Signal(SIGKILL);
+  ASSERT_EQ(coordinator.Wait(std::chrono::seconds(400)), 0) << coordinator.Err() << b.Err();
+  EXPECT_NE(coordinator.Err().find("propose workers: 2 alive"), std::string::npos)
+      << coordinator.Err();
+  nlohmann::json out = nlohmann::json::parse(coordinator.Out(), nullptr, false);
+  ASSERT_TRUE(out.is_object()) << coordinator.Out() << coordinator.Err();
+  ExpectTheBudgetStoredOnce(store_, "dist4", out, budget);
+  // No proposal failed for want of its worker: every command's reply came back.
+  EXPECT_EQ(out["totals"]["proposal_states"].value("bad_reply", 0), 0) << out["totals"];
+  const std::string b_id = fmt::format(":{}:propose", b.pid());
+  long long b_jobs = 0;
+  for (const WorkerRecord& w : OpenStore(store_, true)->Workers())
+    if (w.id.find(b_id) != std::string::npos) b_jobs = w.jobs_done;
+  EXPECT_GT(b_jobs, 0);
+  b.Signal(SIGTERM);
+  EXPECT_EQ(b.Wait(std::chrono::seconds(60)), 0) << b.Err();
 }
 
 TEST_F(ClusterCli, ACoordinatorWithoutWorkersSaysHowToStartOne) {

@@ -2,6 +2,7 @@
 // answers from a table instead of a device (the end-to-end runs on PoCL are in
 // cluster_cli_test.cpp): every job's verdict comes back once, a duplicate is dropped, a job that
 // killed its workers becomes `crash`, a worker that cannot judge gives its job back and stops.
+// And the propose worker: commands and chat requests done there, with the worker's own key.
 
 #include <gtest/gtest.h>
 
@@ -19,8 +20,10 @@
 #include "core/task_bundle.hpp"
 #include "core/task_library.hpp"
 #include "dist/build_worker.hpp"
+#include "dist/propose_worker.hpp"
 #include "dist/queue_names.hpp"
 #include "dist/remote_judge.hpp"
+#include "dist/remote_propose.hpp"
 #include "dist/run_worker.hpp"
 #include "host/fake_judge.hpp"
 #include "local_broker.hpp"
@@ -142,10 +145,10 @@ class Cluster : public ::testing::Test {
 std::unique_ptr<test::LocalBroker> Cluster::broker_;
 
 // A worker serving on a thread of its own, stopped and joined however the test ends.
+template <class Worker>
 class Serving {
  public:
-  explicit Serving(RunWorker& worker)
-      : thread_([this, &worker] { failure_ = worker.Serve(stop_); }) {}
+  explicit Serving(Worker& worker) : thread_([this, &worker] { failure_ = worker.Serve(stop_); }) {}
   ~Serving() { Stop(); }
   // Stops it (a drain) and returns what Serve returned.
   std::string Stop() {
@@ -485,6 +488,147 @@ TEST_F(Cluster, OneProposalInFlightFindsWhatTheEmbeddedSearchFindsForTheSeed) {
   EXPECT_EQ(a.cells, b.cells);
   EXPECT_EQ(a.best, b.best);
   EXPECT_FALSE(a.best.empty());
+}
+
+// Answers every chat request with the last message reversed, recording the model it was given.
+class MirrorChat : public ChatService {
+ public:
+  ChatReply Complete(const ModelSettings& model,
+                     const std::vector<ChatMessage>& messages) override {
+    std::lock_guard lock(mu);
+    models.push_back(model);
+    ChatReply r;
+    r.ok = true;
+    r.content = std::string(messages.back().content.rbegin(), messages.back().content.rend());
+    r.prompt_tokens = 3;
+    return r;
+  }
+  std::mutex mu;
+  std::vector<ModelSettings> models;
+};
+
+// Counts the commands it is asked to run, and runs none.
+class CountingCommands : public CommandService {
+ public:
+  CommandRun Run(const std::string&, const std::string&, double, size_t,
+                 const std::string&) override {
+    ++runs;
+    return {"ran", ""};
+  }
+  std::atomic<int> runs{0};
+};
+
+ProposeWorkerOptions ProposeOptions(const std::string& id) {
+  ProposeWorkerOptions o;
+  o.id = id;
+  o.host = "test";
+  o.concurrency = 2;
+  o.heartbeat_s = 0.5;
+  return o;
+}
+
+TEST_F(Cluster, AProposeWorkerRunsCommandsAndAsksModelsWithItsOwnKey) {
+  auto coordinator = Client();
+  RemoteProposeOptions po;
+  po.run = "run-" + name_;
+  RemoteProposeEffects effects(*coordinator, po);
+  auto worker_client = Client();
+  MirrorChat chat;
+  ProposeWorkerOptions o = ProposeOptions("test:1:propose");
+  o.api_key = "worker-key";
+  ModelSettings held;  // a model this worker holds: its own URL and key
+  held.name = "held";
+  held.base_url = "http://10.0.0.7:8000/v1";
+  held.model = "coder";
+  held.api_key = "held-key";
+  o.models = {held};
+  o.chat = &chat;
+  ProposeWorker worker(*worker_client, *store_, o);
+  Serving serving(worker);
+
+  // A command runs on the worker (for real: /bin/sh), its stdin the request.
+  CommandRun run = effects.Run("tr a-z A-Z", "a request\n", 30, 1 << 20, "p1");
+  EXPECT_EQ(run.failure, "");
+  EXPECT_EQ(run.out, "A REQUEST\n");
+  CommandRun failing = effects.Run("exit 3", "", 30, 1 << 20, "p2");
+  EXPECT_NE(failing.failure.find("exited with code 3"), std::string::npos) << failing.failure;
+
+  // A chat request: the coordinator's key never travels; the worker's goes with it.
+  ModelSettings asked;
+  asked.base_url = "http://coordinator.example/v1";
+  asked.model = "m";
+  asked.api_key = "coordinator-key";
+  ChatReply reply = effects.Complete(asked, {{"system", "s"}, {"user", "olleh"}});
+  EXPECT_TRUE(reply.ok) << reply.error;
+  EXPECT_EQ(reply.content, "hello");
+  EXPECT_EQ(reply.prompt_tokens, 3);
+  ModelSettings by_label;  // names the worker's model: its URL and key are used
+  by_label.name = "held";
+  by_label.base_url = "http://coordinator.example/v1";
+  by_label.model = "coder";
+  EXPECT_TRUE(effects.Complete(by_label, {{"user", "x"}}).ok);
+  ASSERT_EQ(chat.models.size(), 2u);
+  EXPECT_EQ(chat.models[0].api_key, "worker-key");
+  EXPECT_EQ(chat.models[0].base_url, "http://coordinator.example/v1");
+  EXPECT_EQ(chat.models[1].api_key, "held-key");
+  EXPECT_EQ(chat.models[1].base_url, "http://10.0.0.7:8000/v1");
+
+  EXPECT_EQ(serving.Stop(), "");
+  EXPECT_EQ(worker.jobs_done(), 4);
+  std::vector<WorkerRecord> workers = store_->Workers();
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_EQ(workers[0].role, "propose");
+  EXPECT_EQ(workers[0].state, "stopped");
+  EXPECT_EQ(workers[0].jobs_done, 4);
+  EXPECT_EQ(workers[0].queue, kProposeQueue);
+}
+
+TEST_F(Cluster, AProposeJobThatKilledItsWorkersComesBackFailedAndIsNotDoneAgain) {
+  auto coordinator = Client();
+  RemoteProposeOptions po;
+  po.run = "run-" + name_;
+  RemoteProposeEffects effects(*coordinator, po);
+  std::thread caller;
+  CommandRun run;
+  caller = std::thread([&] { run = effects.Run("echo never", "", 30, 1 << 20, "p1"); });
+  for (int i = 0; i < kRunAttempts; ++i) {  // workers that take it and die with it
+    auto dying = Client();
+    dying->Consume(kProposeQueue, 1);
+    std::optional<Delivery> d = dying->Next(seconds(10));
+    ASSERT_TRUE(d.has_value()) << "delivery " << i;
+    EXPECT_EQ(d->delivery_count, i);
+  }
+  auto worker_client = Client();
+  CountingCommands commands;
+  ProposeWorkerOptions o = ProposeOptions("test:2:propose");
+  o.commands = &commands;
+  ProposeWorker worker(*worker_client, *store_, o);
+  Serving serving(worker);
+  caller.join();
+  EXPECT_NE(run.failure.find(std::to_string(kRunAttempts) + " propose workers took this command"),
+            std::string::npos)
+      << run.failure;
+  EXPECT_EQ(commands.runs.load(), 0);
+}
+
+TEST_F(Cluster, WithoutAProposeWorkerACallFailsAtItsDeadlineSayingSo) {
+  auto coordinator = Client();
+  RemoteProposeOptions po;
+  po.run = "run-" + name_;
+  po.grace_s = 0.5;
+  po.chat_deadline_s = 0.5;
+  po.worker_hint = "kfoundry worker --role propose";
+  RemoteProposeEffects effects(*coordinator, po);
+  CommandRun run = effects.Run("echo x", "", 0.5, 1 << 20, "p1");
+  EXPECT_NE(run.failure.find("no propose worker answered within 1 s"), std::string::npos)
+      << run.failure;
+  EXPECT_NE(run.failure.find("kfoundry worker --role propose"), std::string::npos);
+  ModelSettings m;
+  m.base_url = "http://x/v1";
+  m.model = "m";
+  ChatReply reply = effects.Complete(m, {{"user", "x"}});
+  EXPECT_FALSE(reply.ok);
+  EXPECT_NE(reply.error.find("no propose worker answered"), std::string::npos) << reply.error;
 }
 
 }  // namespace

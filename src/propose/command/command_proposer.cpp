@@ -42,16 +42,13 @@ ssize_t WriteToPipe(int fd, const char* data, size_t size) {
   return w;
 }
 
-struct Completed {
-  std::string out;
-  std::string failure;  // "" when it exited 0 in time within the size bound
-};
+}  // namespace
 
 // Runs `/bin/sh -c command` in its own process group with `input` on stdin; collects stdout (up
 // to `max_out` bytes), passes stderr on line by line; kills the group at the deadline.
-Completed RunCommand(const std::string& command, const std::string& input, double timeout_s,
-                     size_t max_out, const std::string& label) {
-  Completed done;
+CommandRun RunCommandHere(const std::string& command, const std::string& input, double timeout_s,
+                          size_t max_out, const std::string& label) {
+  CommandRun done;
   int in[2], out[2], err[2];
   if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
     done.failure = fmt::format("cannot create pipes: {}", std::strerror(errno));
@@ -156,8 +153,6 @@ Completed RunCommand(const std::string& command, const std::string& input, doubl
   return done;
 }
 
-}  // namespace
-
 ReplyText ParseReplyText(const std::string& out) {
   ReplyText r;
   size_t first = out.find_first_not_of(" \t\r\n");
@@ -192,9 +187,13 @@ CommandProposer::CommandProposer(const Task& task, CommandProposerOptions option
     : task_(task), options_(std::move(options)) {}
 
 ProposalOutcome CommandProposer::Propose(const ProposalRequest& request) {
-  Completed done = RunCommand(
-      options_.command, ProposalRequestToJson(request, &task_).dump() + "\n", options_.timeout_s,
-      options_.max_output_bytes, fmt::format("proposer p{}", request.index));
+  const std::string input = ProposalRequestToJson(request, &task_).dump() + "\n";
+  const std::string label = fmt::format("proposer p{}", request.index);
+  CommandRun done = options_.runner
+                        ? options_.runner->Run(options_.command, input, options_.timeout_s,
+                                               options_.max_output_bytes, label)
+                        : RunCommandHere(options_.command, input, options_.timeout_s,
+                                         options_.max_output_bytes, label);
   if (!done.failure.empty()) return ProposalOutcome::BadReply(done.failure);
   ReplyText reply = ParseReplyText(done.out);
   if (!reply.error.empty()) return ProposalOutcome::BadReply(reply.error);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/task.hpp"
+#include "propose/effects.hpp"
 #include "propose/proposer.hpp"
 
 namespace kf {
@@ -19,6 +20,7 @@ struct CommandProposerOptions {
   std::string command;  // "PROGRAM ARGS", run by /bin/sh -c
   double timeout_s = 300;
   size_t max_output_bytes = size_t{1} << 20;
+  CommandService* runner = nullptr;  // where the command runs (not owned); null: here
 };
 
 class CommandProposer : public Proposer {

@@ -23,6 +23,7 @@
 #include "prompt/bandit.hpp"
 #include "prompt/journal.hpp"
 #include "prompt/library.hpp"
+#include "propose/effects.hpp"
 #include "propose/llm/chat_client.hpp"
 #include "propose/llm/reply.hpp"
 #include "propose/proposer.hpp"
@@ -40,6 +41,8 @@ struct LlmProposerOptions {
   int strategies = 2;          // strategy components per prompt
   double max_cost = 0;         // USD; 0 = no limit
   double cost_penalty = 0.25;  // how much a model's relative cost weighs against its credit
+  // Where the chat requests go (not owned): null, this process's own client.
+  ChatService* chat = nullptr;
 };
 
 class LlmProposer : public Proposer {
