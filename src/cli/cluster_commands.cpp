@@ -349,7 +349,7 @@ int RunWorkerCommand(WorkerArgs a, const std::string& self) {
   };
   JudgeFactory factory;
   if (a.fake) {
-    options.devices = {FakeDevice()};
+    options.devices = {FakeDevice(0, a.device.rfind("cuda", 0) == 0 ? "cuda" : "opencl")};
     factory = [](const Task&, const std::string&, const EvalSettings&) {
       return std::make_unique<FakeJudge>();
     };

@@ -407,7 +407,8 @@ int main(int argc, char** argv) {
   worker->add_flag("--fake", worker_args.fake,
                    "Serve a fake device instead: each verdict a function of the candidate's source "
                    "and configuration, at once (tests and benchmarks of the transport; "
-                   "coordinator --device fake)");
+                   "coordinator --device fake; with --device cuda a fake CUDA device, whose jobs "
+                   "go through build workers)");
   worker->add_option("--launch-floor", worker_args.executor.launch_floor_s, "As for eval");
   worker->add_option("--compile-timeout", worker_args.executor.compile_timeout_s, "As for eval")
       ->capture_default_str();

@@ -27,12 +27,12 @@ JudgeResult FakeVerdict(const Candidate& candidate, int runners) {
   return r;
 }
 
-DeviceInfo FakeDevice(int index) {
+DeviceInfo FakeDevice(int index, const std::string& backend) {
   DeviceInfo d;
-  d.backend = "opencl";
+  d.backend = backend;
   d.index = index;
   d.name = "fake";
-  d.arch = "fake";
+  d.arch = backend == "cuda" ? "sm_90" : "fake";
   d.vendor = "KernelFoundry";
   d.device_class = DeviceClass::kGpu;
   d.compute_units = 16;

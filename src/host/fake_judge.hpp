@@ -4,6 +4,8 @@
 // configuration alone, given at once. One in seven is a compile_error; the rest are `ok`, timed
 // between 1 and 11 ms against a 5 ms baseline. `kfoundry worker --role run --fake` serves with it.
 
+#include <string>
+
 #include "core/device_info.hpp"
 #include "host/judge.hpp"
 
@@ -13,8 +15,9 @@ namespace kf {
 // too), named "fake:N".
 JudgeResult FakeVerdict(const Candidate& candidate, int runners = 1);
 
-// What a fake worker says it serves: an OpenCL-like device with common limits, named "fake".
-DeviceInfo FakeDevice(int index = 0);
+// What a fake worker says it serves: a device with common limits, named "fake", of `backend`
+// ("opencl", or "cuda": then sm_90, so a coordinator routes its jobs through build workers).
+DeviceInfo FakeDevice(int index = 0, const std::string& backend = "opencl");
 
 class FakeJudge : public Judge {
  public:

@@ -292,6 +292,132 @@ TEST_F(ClusterCli, AProposeWorkerKilledWithACommandInHandLosesNoProposal) {
   EXPECT_EQ(b.Wait(std::chrono::seconds(60)), 0) << b.Err();
 }
 
+// Every proposal of the run final (none left issued or being tuned), and the sum of the jobs its
+// run workers say they did (their last heartbeats).
+void ExpectEveryProposalFinal(const std::string& store, const std::string& run) {
+  for (const ProposalRecord& p : OpenStore(store, true)->RunProposals(run))
+    EXPECT_TRUE(p.Final()) << "proposal " << p.index << " " << ProposalStateName(p.state);
+}
+long long RunJobsDone(const std::string& store) {
+  long long n = 0;
+  for (const WorkerRecord& w : OpenStore(store, true)->Workers())
+    n += w.role == "run" ? w.jobs_done : 0;
+  return n;
+}
+size_t Evaluations(const std::string& store, const std::string& run) {
+  return OpenStore(store, true)->RunEvaluations(run).size();
+}
+
+// Every role killed once in one run, on fake workers (verdicts at once, a fake CUDA device so
+// that jobs go through a build worker): two run workers, a build worker and a propose worker
+// with a slow command proposer; one run worker, the build worker, the propose worker and the
+// coordinator are SIGKILLed mid-run (the dead roles but the run worker started again), and the
+// broker restarted while the coordinator is down; the coordinator resumes. The run ends with
+// its budget stored, 0 duplicated (one evaluation per key), 0 lost (as many evaluations as the
+// same run uninterrupted, every proposal final), and re-executions within what the killed
+// processes held.
+TEST_F(ClusterCli, EveryRoleKilledMidRunLosesAndDuplicatesNothing) {
+  const int budget = 160;
+  auto roles = [&](const std::string& tag) {
+    std::vector<std::unique_ptr<Background>> r;
+    for (const char* args :
+         {"--role run --fake --device cuda", "--role run --fake --device cuda",
+          "--role build --fake --build-jobs 1", "--role propose --concurrency 2"})
+      r.push_back(std::make_unique<Background>(
+          fmt::format("worker {} --store {} --queue {} --heartbeat 1", args, store_, queue_),
+          fmt::format("{}/{}{}.out", dir_, tag, r.size()),
+          fmt::format("{}/{}{}.err", dir_, tag, r.size())));
+    return r;
+  };
+  auto coordinator_args = [&](const std::string& run) {
+    return fmt::format(
+        "coordinator softmax_rows --device fake --budget {} --store {} --queue {} --run {} "
+        "--top 1 --repeats 1 --in-flight 2 --seed 5 --wait-workers 120 --json --proposer "
+        "command --proposer-cmd \"python3 {}/../examples/proposers/param_walk.py --delay 0.3 "
+        "--templates\"",
+        budget, store_, queue_, run, KF_TASKS);
+  };
+  auto stop_all = [](std::vector<std::unique_ptr<Background>>& r) {
+    for (auto& p : r)
+      if (p) p->Signal(SIGTERM);
+    for (auto& p : r) {
+      if (!p) continue;
+      EXPECT_EQ(p->Wait(std::chrono::seconds(60)), 0) << p->Err();
+    }
+  };
+
+  // The same run uninterrupted: no job done twice.
+  {
+    auto r = roles("ref");
+    ASSERT_TRUE(WaitForWorkers(store_, "propose", 1));
+    ASSERT_TRUE(WaitForWorkers(store_, "build", 1));
+    Background c(coordinator_args("ref"), dir_ + "/ref.json", dir_ + "/ref.err");
+    ASSERT_EQ(c.Wait(std::chrono::seconds(300)), 0) << c.Err();
+    EXPECT_NE(c.Err().find("build workers: jobs are compiled on kf.build.cuda first"),
+              std::string::npos)
+        << c.Err();
+    nlohmann::json out = nlohmann::json::parse(c.Out(), nullptr, false);
+    ASSERT_TRUE(out.is_object()) << c.Out() << c.Err();
+    ExpectTheBudgetStoredOnce(store_, "ref", out, budget);
+    stop_all(r);
+    EXPECT_EQ(RunJobsDone(store_), static_cast<long long>(Evaluations(store_, "ref")));
+  }
+  const long long before = RunJobsDone(store_);
+  const size_t uninterrupted = Evaluations(store_, "ref");
+
+  auto r = roles("chaos");
+  ASSERT_TRUE(WaitForWorkers(store_, "propose", 1));
+  ASSERT_TRUE(WaitForWorkers(store_, "build", 1));
+  auto first = std::make_unique<Background>(coordinator_args("chaos"), dir_ + "/first.json",
+                                            dir_ + "/first.err");
+  auto at = [&](long long n) {
+    ASSERT_GE(WaitForEvaluations(store_, "chaos", n), n) << first->Err();
+  };
+  at(20);
+  r[0]->Signal(SIGKILL);  // a run worker, with what it holds (prefetch 2)
+  r[0]->Wait(std::chrono::seconds(10));
+  r[0].reset();
+  at(45);
+  r[2]->Signal(SIGKILL);  // the build worker (prefetch 2); another takes its place
+  r[2]->Wait(std::chrono::seconds(10));
+  r[2] = std::make_unique<Background>(
+      fmt::format("worker --role build --fake --build-jobs 1 --store {} --queue {} --heartbeat 1",
+                  store_, queue_),
+      dir_ + "/build2.out", dir_ + "/build2.err");
+  at(70);
+  r[3]->Signal(SIGKILL);  // the propose worker, a slow command in hand; another takes its place
+  r[3]->Wait(std::chrono::seconds(10));
+  r[3] = std::make_unique<Background>(
+      fmt::format("worker --role propose --concurrency 2 --store {} --queue {} --heartbeat 1",
+                  store_, queue_),
+      dir_ + "/propose2.out", dir_ + "/propose2.err");
+  at(95);
+  first->Signal(SIGKILL);  // the coordinator, jobs out
+  EXPECT_EQ(first->Wait(std::chrono::seconds(10)), -1);
+  broker_->Stop();  // and the broker, while it is down
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  broker_->Start();
+  ASSERT_TRUE(WaitForWorkers(store_, "build", 1));
+  Background again(fmt::format("coordinator --resume chaos --store {} --queue {} --json "
+                               "--wait-workers 120",
+                               store_, queue_),
+                   dir_ + "/again.json", dir_ + "/again.err");
+  ASSERT_EQ(again.Wait(std::chrono::seconds(300)), 0) << again.Err();
+  nlohmann::json out = nlohmann::json::parse(again.Out(), nullptr, false);
+  ASSERT_TRUE(out.is_object()) << again.Out() << again.Err();
+  ExpectTheBudgetStoredOnce(store_, "chaos", out, budget);
+  ExpectEveryProposalFinal(store_, "chaos");
+  EXPECT_EQ(Evaluations(store_, "chaos"), uninterrupted);
+  stop_all(r);
+  // Done twice at most: what the killed run worker held (2), what the killed build worker had
+  // forwarded without its ack (2), the killed coordinator's jobs out (2 per device, 2 devices),
+  // and what the survivor held when the broker went (2). The killed run worker's last heartbeat
+  // may lag its count: that only lowers the figure.
+  const long long executions = RunJobsDone(store_) - before;
+  EXPECT_GE(executions, static_cast<long long>(Evaluations(store_, "chaos")) - 2);
+  EXPECT_LE(executions, static_cast<long long>(Evaluations(store_, "chaos")) + 10);
+}
+
 TEST_F(ClusterCli, ACoordinatorWithoutWorkersSaysHowToStartOne) {
   testing::KfResult r = RunKfoundry(
       fmt::format("coordinator softmax_rows --device opencl --budget 5 --store {} --queue {} "
