@@ -75,18 +75,6 @@ std::string DefaultRunName(const std::string& task) {
   return task + "-" + buf;
 }
 
-// A run's name becomes a file name (`kfoundry report`) and a URL path segment (`kfoundry serve`).
-void CheckRunName(const std::string& name) {
-  bool ok = name.size() <= 100 && name.front() != '.' && name.front() != '-';
-  for (char c : name)
-    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
-  if (!ok)
-    throw InputError("--run", 0, name,
-                     "a run's name is at most 100 letters, digits, '.', '_' and '-', not "
-                     "starting with '.' or '-' (it names the report's file and the dashboard's "
-                     "URL)");
-}
-
 // A resumed run goes on with its stored settings; what says where things are on this host, given
 // now, wins: the output folder, the devices, the model's server, its models file and prompts.
 RunSettings Resumed(const RunSettings& stored, const RunSettings& given) {
@@ -380,6 +368,17 @@ int PrintText(const RunSummary& s, const SearchTotals& t, const OptimizeArgs& a,
 }
 
 }  // namespace
+
+void CheckRunName(const std::string& name) {
+  bool ok = name.size() <= 100 && name.front() != '.' && name.front() != '-';
+  for (char c : name)
+    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
+  if (!ok)
+    throw InputError("--run", 0, name,
+                     "a run's name is at most 100 letters, digits, '.', '_' and '-', not "
+                     "starting with '.' or '-' (it names the report's file and the dashboard's "
+                     "URL)");
+}
 
 std::string AbsoluteStore(const std::string& url) {
   std::string path = url.rfind("sqlite:", 0) == 0 ? url.substr(7) : url;

@@ -34,6 +34,11 @@ struct OptimizeArgs {
 
 int RunOptimize(OptimizeArgs args, const std::string& self);
 
+// A run's name becomes a file name (`kfoundry report`) and a URL path segment (`kfoundry
+// serve`): at most 100 letters, digits, '.', '_' and '-', not starting with '.' or '-'; else an
+// InputError naming --run.
+void CheckRunName(const std::string& name);
+
 // The store's URL as a command the tool prints gives it: a SQLite path made absolute, so the
 // command works pasted in another folder; a server's URL redacted.
 std::string AbsoluteStore(const std::string& url);

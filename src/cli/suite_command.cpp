@@ -51,18 +51,27 @@ struct SuiteTask {
 std::vector<SuiteTask> PlanSuite(const SuiteArgs& a) {
   std::vector<SuiteTask> plan;
   std::set<std::string> names;
-  std::unique_ptr<Store> store = OpenStore(a.search.store);
   for (const std::string& t : TaskArguments(a.dirs)) {
     SuiteTask st{FindTask(t), "", false};
     if (!names.insert(st.task.name).second)
       throw InputError(t, 0, "DIR", "a second task named " + st.task.name + " in the suite");
     st.run = a.name + "-" + st.task.name;
+    try {
+      CheckRunName(st.run);
+    } catch (const InputError&) {
+      throw InputError("--name", 0, st.run,
+                       "a suite's run is NAME-TASK: at most 100 letters, digits, '.', '_' and "
+                       "'-', not starting with '.' or '-'");
+    }
+    plan.push_back(std::move(st));
+  }
+  std::unique_ptr<Store> store = OpenStore(a.search.store);  // once the names are good
+  for (SuiteTask& st : plan) {
     st.stored = store->FindRun(st.run).has_value();
     if (st.stored && !a.resume)
       throw InputError(RedactStoreUrl(a.search.store), 0, "run " + st.run,
                        "exists already: continue the suite with --resume, or name another with "
                        "--name");
-    plan.push_back(std::move(st));
   }
   return plan;
 }

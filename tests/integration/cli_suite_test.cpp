@@ -3,7 +3,8 @@
 // give figures that agree with the per-problem table, a task with no correct kernel counts as not
 // correct, a suite stopped after two tasks continues with --resume (the stored runs resumed, the
 // third started), a finished suite resumed judges nothing at all, and a suite whose runs exist is
-// refused without --resume. Needs python3 with PyTorch for the imported tasks; skipped without.
+// refused without --resume, as are a folder with no task, one task twice and a bad --name. Needs
+// python3 with PyTorch for the imported tasks; skipped without.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -171,6 +172,17 @@ TEST(OpenCLSuite, FiguresAgreeWithTheTableAndAResumedSuiteJudgesNothingAgain) {
   testing::KfResult empty = RunKfoundry(Suite(dir, dir + "/empty", "--name other"));
   EXPECT_EQ(empty.exit_code, 2);
   EXPECT_NE(empty.err.find("neither a task folder"), std::string::npos) << empty.err;
+  // So are one task twice and a --name no run can carry, both before a store is made.
+  fs::create_directories(dir + "/other");
+  testing::KfResult twice_task =
+      RunKfoundry(Suite(dir + "/other", dir + "/tasks/relu " + dir + "/tasks/relu", ""));
+  EXPECT_EQ(twice_task.exit_code, 2);
+  EXPECT_NE(twice_task.err.find("a second task named 19_ReLU"), std::string::npos)
+      << twice_task.err;
+  testing::KfResult bad_name = RunKfoundry(Suite(dir + "/other", dir + "/tasks", "--name 'a/b'"));
+  EXPECT_EQ(bad_name.exit_code, 2);
+  EXPECT_NE(bad_name.err.find("--name"), std::string::npos) << bad_name.err;
+  EXPECT_FALSE(fs::exists(dir + "/other/kf.db"));
 }
 
 }  // namespace
