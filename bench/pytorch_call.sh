@@ -10,17 +10,21 @@
 #      --torch`) and checked by bench/kb_eval.py, KernelBench's protocol in our own code (5 trials
 #      at atol = rtol = 1e-2, 100 timed calls with CUDA events), its times beside ours
 #      (kb_eval.jsonl, compare.txt).
-# Usage: bash bench/pytorch_call.sh [BUDGET [SECONDS]]   (defaults 12 and 20)
-# Environment: KF_SUITE_DEVICE (default cuda; opencl for a dry run on PoCL, with KB_DEVICE=cpu),
-# KF_SUITE_EXTRA (more suite flags, e.g. an LLM proposer's), KB_DEVICE (PyTorch's, default cuda).
+# Usage: bash bench/pytorch_call.sh [BUDGET [SECONDS]]   (defaults 12 and 12)
+# Environment: KF_SUITE_DEVICE (default cuda), KF_SUITE_SIZES (default problem: the problems' own
+# sizes), KB_DEVICE (PyTorch's for kb_eval.py, default cuda) -- a dry run on PoCL here:
+# KF_SUITE_DEVICE=opencl KF_SUITE_SIZES=cpu KB_DEVICE=cpu; KB_PYTHON (a python3 with PyTorch,
+# default python3); KF_SUITE_EXTRA (more suite flags, e.g. an LLM proposer's).
 set -uo pipefail
 # shellcheck source=bench/device_env.sh
 source bench/device_env.sh
 export KF_TORCH_HELPERS="$PWD/src/torch"
 budget=${1:-12}
-seconds=${2:-20}
+seconds=${2:-12}
+sizes=${KF_SUITE_SIZES:-problem}
 device=${KF_SUITE_DEVICE:-cuda}
 kb_device=${KB_DEVICE:-cuda}
+kb_python=${KB_PYTHON:-python3}
 work=${KF_SUITE_WORK:-/tmp/kf-suite}
 store="sqlite:$work/kf.db"
 rm -rf "$work" && mkdir -p "$work/tasks" "$work/export"
@@ -31,7 +35,7 @@ step() {
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>&1 || true
   echo "build $(cat .device/commit 2>/dev/null || echo unknown)"
-  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' 2>&1
+  "${KB_PYTHON:-python3}" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' 2>&1
 } | tee "$OUT/machine.txt"
 
 # 1. The problems, as task folders.
@@ -44,17 +48,22 @@ step import $?
 # 2. The suite: the text table, then the same as JSON from the store (--resume judges nothing of
 # a finished task; a task cut off by the time-out goes on there, within its own limit).
 # shellcheck disable=SC2086  # KF_SUITE_EXTRA is several flags
-timeout 420 "$kf" suite "$work/tasks" --device "$device" --budget "$budget" --time-budget "$seconds" \
-  --store "$store" --out "$work/out" ${KF_SUITE_EXTRA:-} > "$OUT/suite.txt" 2> "$OUT/suite_err.txt"
+timeout 300 "$kf" suite "$work/tasks" --device "$device" --sizes "$sizes" --budget "$budget" \
+  --time-budget "$seconds" --store "$store" --out "$work/out" ${KF_SUITE_EXTRA:-} > "$OUT/suite.txt" 2> "$OUT/suite_err.txt"
 step suite $?
 cat "$OUT/suite.txt"
 tail -n 30 "$OUT/suite_err.txt"
 # shellcheck disable=SC2086
-timeout 90 "$kf" suite "$work/tasks" --device "$device" --store "$store" --out "$work/out" \
+timeout 60 "$kf" suite "$work/tasks" --device "$device" --store "$store" --out "$work/out" \
   --resume --json ${KF_SUITE_EXTRA:-} > "$OUT/suite.json" 2> "$OUT/suite_resume_err.txt"
 step "suite --json" $?
 
-# 3. KernelBench's own check of each correct problem's exported ModelNew.
+if ! python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$OUT/suite.json" 2>/dev/null; then
+  echo "no suite.json (the suite was cut off: see suite_err.txt, suite_resume_err.txt)"
+  exit 0
+fi
+
+# 3. KernelBench's own check of each correct problem's exported ModelNew, while time is left.
 : > "$OUT/kb_eval.jsonl"
 if ! "$kf" --help 2>&1 | grep -qE '^ +export'; then
   echo "kfoundry export is not in this build ($(cat .device/commit 2>/dev/null)): KernelBench's eval skipped" |
@@ -68,6 +77,10 @@ for r in json.load(open(sys.argv[1]))["problems"]:
         print(r["run"], os.path.basename(r["task_dir"]), r["problem"])
 PY
 while read -r run folder problem; do
+  if [ "$SECONDS" -gt 540 ]; then
+    echo "{\"problem\": \"$problem\", \"reason\": \"not checked: out of time\"}" >> "$OUT/kb_eval.jsonl"
+    continue
+  fi
   file="$work/export/$folder.py"
   if ! timeout 60 "$kf" export "$run" --torch --store "$store" -o "$file" > "$work/export.log" 2>&1; then
     echo "{\"problem\": \"$problem\", \"exported\": false, \"reason\": $(tail -n 3 "$work/export.log" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')}" >> "$OUT/kb_eval.jsonl"
@@ -75,7 +88,7 @@ while read -r run folder problem; do
   fi
   src=tests/data/kernelbench/$folder.py
   [ -e "$src" ] || src=tests/data/kernelbench/${folder}_.py
-  timeout 90 python3 bench/kb_eval.py --problem "$src" --new "$file" --device "$kb_device" \
+  timeout 40 "$kb_python" bench/kb_eval.py --problem "$src" --new "$file" --device "$kb_device" \
     >> "$OUT/kb_eval.jsonl" 2>> "$work/kb_eval.log" ||
     echo "{\"problem\": \"$problem\", \"exported\": true, \"reason\": \"kb_eval.py failed or timed out\"}" >> "$OUT/kb_eval.jsonl"
 done < "$work/correct.txt"
