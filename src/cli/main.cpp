@@ -21,6 +21,7 @@
 #include "cli/import_command.hpp"
 #include "cli/optimize_command.hpp"
 #include "cli/report_command.hpp"
+#include "cli/suite_command.hpp"
 #include "cli/tune_command.hpp"
 #include "core/codec.hpp"
 #include "core/input_error.hpp"
@@ -106,9 +107,8 @@ void AddEvalSettings(CLI::App* app, kf::EvalSettings& s) {
       ->check(CLI::IsMember({"device", "host"}));
 }
 
-// optimize's options, which coordinator shares.
-void AddOptimizeOptions(CLI::App* app, kf::OptimizeArgs& opt) {
-  app->add_option("TASK", opt.task, "A task folder or the name of a bundled task");
+// How a search runs, for optimize, coordinator and each task of a suite.
+void AddSearchOptions(CLI::App* app, kf::OptimizeArgs& opt) {
   app->add_option("--budget", opt.settings.search.budget,
                   "Evaluations to spend, the baseline's included")
       ->capture_default_str()
@@ -212,12 +212,6 @@ void AddOptimizeOptions(CLI::App* app, kf::OptimizeArgs& opt) {
                   "Where the run is recorded: sqlite:PATH or postgresql://USER@HOST:PORT/DB "
                   "(its password from PGPASSWORD or ~/.pgpass, never here)")
       ->capture_default_str();
-  app->add_option("--run", opt.run,
-                  "Name of the run: letters, digits, . _ - (default: TASK-DATE-TIME)");
-  app->add_option("--resume", opt.resume,
-                  "Continue the named run (killed or finished) with its stored settings; "
-                  "nothing stored is judged again");
-  app->add_flag("--continue", opt.resume_flag, "Continue the run named by --run");
   app->add_option("--seed", opt.settings.search.seed, "Random seed")->capture_default_str();
   app->add_option("--top", opt.settings.final.top, "Elites re-verified at the end")
       ->capture_default_str();
@@ -236,6 +230,18 @@ void AddOptimizeOptions(CLI::App* app, kf::OptimizeArgs& opt) {
   app->add_option("--compile-timeout", opt.executor.compile_timeout_s, "As for eval")
       ->capture_default_str();
   app->add_flag("--json", opt.json, "Print one JSON object on stdout (progress on stderr)");
+}
+
+// optimize's options, which coordinator shares.
+void AddOptimizeOptions(CLI::App* app, kf::OptimizeArgs& opt) {
+  app->add_option("TASK", opt.task, "A task folder or the name of a bundled task");
+  AddSearchOptions(app, opt);
+  app->add_option("--run", opt.run,
+                  "Name of the run: letters, digits, . _ - (default: TASK-DATE-TIME)");
+  app->add_option("--resume", opt.resume,
+                  "Continue the named run (killed or finished) with its stored settings; "
+                  "nothing stored is judged again");
+  app->add_flag("--continue", opt.resume_flag, "Continue the run named by --run");
 }
 
 std::string SelfPath() {
@@ -335,6 +341,28 @@ int main(int argc, char** argv) {
       "writes, each template tuned, several proposals and devices at once), recorded in a store "
       "so a killed run resumes");
   AddOptimizeOptions(optimize, opt);
+
+  kf::SuiteArgs suite_args;
+  CLI::App* suite = app.add_subcommand(
+      "suite",
+      "optimize each of a set of tasks with one budget each, then print KernelBench's figures: "
+      "the correctness rate, fast_0, fast_1 and fast_2 against PyTorch eager (a task without a "
+      "PyTorch reference: its baseline kernel) and against torch.compile, the geometric-mean "
+      "speedup, the mean roofline fraction and a table of the problems (docs/pytorch.md \"The "
+      "suite\"); each task a run named NAME-TASK in the store, so --resume continues them");
+  suite
+      ->add_option("DIR", suite_args.dirs,
+                   "A task folder (it holds a task.toml), a folder of task folders (each "
+                   "subfolder with a task.toml, in name order) or a bundled task's name")
+      ->required();
+  AddSearchOptions(suite, suite_args.search);
+  suite
+      ->add_option("--name", suite_args.name,
+                   "The suite's name: each task's run is NAME-TASK (letters, digits, . _ -)")
+      ->capture_default_str();
+  suite->add_flag("--resume", suite_args.resume,
+                  "Continue the suite: each task's run that the store holds goes on with its "
+                  "stored settings (a finished one judges nothing), the others start");
 
 #ifdef KF_HAVE_DIST
   // The distributed roles (docs/distributed.md): the same search, its candidates judged by run
@@ -507,6 +535,7 @@ int main(int argc, char** argv) {
     if (*builder) return kf::RunBuilder(builder_args);
     if (*tune) return kf::RunTune(tune_args, SelfPath());
     if (*optimize) return kf::RunOptimize(opt, SelfPath());
+    if (*suite) return kf::RunSuite(suite_args, SelfPath());
 #ifdef KF_HAVE_DIST
     if (*coordinator) return kf::RunCoordinator(coord_args);
     if (*worker) return kf::RunWorkerCommand(worker_args, SelfPath());

@@ -75,18 +75,6 @@ std::string DefaultRunName(const std::string& task) {
   return task + "-" + buf;
 }
 
-// A run's name becomes a file name (`kfoundry report`) and a URL path segment (`kfoundry serve`).
-void CheckRunName(const std::string& name) {
-  bool ok = name.size() <= 100 && name.front() != '.' && name.front() != '-';
-  for (char c : name)
-    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
-  if (!ok)
-    throw InputError("--run", 0, name,
-                     "a run's name is at most 100 letters, digits, '.', '_' and '-', not "
-                     "starting with '.' or '-' (it names the report's file and the dashboard's "
-                     "URL)");
-}
-
 // A resumed run goes on with its stored settings; what says where things are on this host, given
 // now, wins: the output folder, the devices, the model's server, its models file and prompts.
 RunSettings Resumed(const RunSettings& stored, const RunSettings& given) {
@@ -187,16 +175,7 @@ nlohmann::json FinalJson(const RunSummary& s) {
   return out;
 }
 
-struct Totals {
-  SearchResult search;
-  int reverified_now = 0;
-  std::vector<RunnerStats> runners;
-  int build_jobs = 0;
-  std::optional<ExecutorCounters> executors;  // a local judge's executors
-  nlohmann::json llm;                         // requests, tokens, cost (--proposer llm)
-};
-
-nlohmann::json DevicesJson(const Totals& t) {
+nlohmann::json DevicesJson(const SearchTotals& t) {
   nlohmann::json out = nlohmann::json::array();
   for (const RunnerStats& r : t.runners) {
     out.push_back({{"device", r.device},
@@ -208,7 +187,7 @@ nlohmann::json DevicesJson(const Totals& t) {
   return out;
 }
 
-int PrintJson(const RunSummary& s, const Totals& t, const std::string& task,
+int PrintJson(const RunSummary& s, const SearchTotals& t, const std::string& task,
               const std::string& best_file, int cells_total) {
   nlohmann::json out;
   out["run"] = s.run.name;
@@ -287,7 +266,7 @@ int PrintJson(const RunSummary& s, const Totals& t, const std::string& task,
   return 0;
 }
 
-int PrintText(const RunSummary& s, const Totals& t, const OptimizeArgs& a,
+int PrintText(const RunSummary& s, const SearchTotals& t, const OptimizeArgs& a,
               const std::string& best_file, const DescriptorSpace& descriptors) {
   const int cells_total = descriptors.CellCount();
   fmt::print("run         {} ({} on {}), stopped: {}\n", s.run.name, s.run.task, s.run.device,
@@ -390,6 +369,17 @@ int PrintText(const RunSummary& s, const Totals& t, const OptimizeArgs& a,
 
 }  // namespace
 
+void CheckRunName(const std::string& name) {
+  bool ok = name.size() <= 100 && name.front() != '.' && name.front() != '-';
+  for (char c : name)
+    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
+  if (!ok)
+    throw InputError("--run", 0, name,
+                     "a run's name is at most 100 letters, digits, '.', '_' and '-', not "
+                     "starting with '.' or '-' (it names the report's file and the dashboard's "
+                     "URL)");
+}
+
 std::string AbsoluteStore(const std::string& url) {
   std::string path = url.rfind("sqlite:", 0) == 0 ? url.substr(7) : url;
   if (path.find("://") != std::string::npos || path.empty()) return RedactStoreUrl(url);
@@ -434,7 +424,7 @@ PreparedRun PrepareRun(OptimizeArgs a) {
   return p;
 }
 
-int SearchAndReport(PreparedRun& p, const JudgeSide& side) {
+SearchOutcome SearchRun(PreparedRun& p, const JudgeSide& side) {
   OptimizeArgs& a = p.args;
   RunSettings& rs = a.settings;
   const Task& task = p.task;
@@ -483,7 +473,7 @@ int SearchAndReport(PreparedRun& p, const JudgeSide& side) {
   if (rs.proposer.kind == "llm") fmt::print(stderr, "llm proposer: {}\n", made.description);
   Proposer& proposer = *made.proposer;
   ProgressLine line(10);
-  Totals totals;
+  SearchTotals totals;
   totals.search = RunSearch(task, proposer, judge, store, descriptors, s, {&line});
   line.Finish();
   totals.runners = side.runner_stats();
@@ -517,13 +507,22 @@ int SearchAndReport(PreparedRun& p, const JudgeSide& side) {
                   {"best_file", best_file},
                   {"stop_reason", totals.search.stop_reason},
                   {"devices", DevicesJson(totals)}});
-  int cells_total = descriptors.CellCount();
-  if (a.json) return PrintJson(summary, totals, task.name, best_file, cells_total);
-  return PrintText(summary, totals, a, best_file, descriptors);
+  return {std::move(summary), std::move(totals), best_file};
 }
 
-int RunOptimize(OptimizeArgs a, const std::string& self) {
-  PreparedRun p = PrepareRun(std::move(a));
+int PrintOutcome(const PreparedRun& p, const SearchOutcome& o) {
+  const DescriptorSpace descriptors = DescriptorSpace::Load(DefaultDescriptorFile());
+  if (p.args.json)
+    return PrintJson(o.summary, o.totals, p.task.name, o.best_file, descriptors.CellCount());
+  return PrintText(o.summary, o.totals, p.args, o.best_file, descriptors);
+}
+
+int SearchAndReport(PreparedRun& p, const JudgeSide& side) {
+  SearchOutcome outcome = SearchRun(p, side);
+  return PrintOutcome(p, outcome);
+}
+
+SearchOutcome SearchOnThisHost(PreparedRun& p, const std::string& self) {
   const RunSettings& rs = p.args.settings;
   JudgeOptions options;
   options.executor = Aimed(p.args.executor, self, p.task.dir, "", rs.sizes);
@@ -545,7 +544,13 @@ int RunOptimize(OptimizeArgs a, const std::string& self) {
                  "kfoundry optimize",
                  [&judge] { return judge.runner_stats(); },
                  [&judge] { return judge.counters(); }};
-  return SearchAndReport(p, side);
+  return SearchRun(p, side);
+}
+
+int RunOptimize(OptimizeArgs a, const std::string& self) {
+  PreparedRun p = PrepareRun(std::move(a));
+  SearchOutcome outcome = SearchOnThisHost(p, self);
+  return PrintOutcome(p, outcome);
 }
 
 }  // namespace kf

@@ -15,6 +15,8 @@
 #include "host/judge.hpp"
 #include "host/supervisor.hpp"
 #include "propose/effects.hpp"
+#include "search/run_summary.hpp"
+#include "search/search_loop.hpp"
 #include "store/store.hpp"
 
 namespace kf {
@@ -32,6 +34,11 @@ struct OptimizeArgs {
 };
 
 int RunOptimize(OptimizeArgs args, const std::string& self);
+
+// A run's name becomes a file name (`kfoundry report`) and a URL path segment (`kfoundry
+// serve`): at most 100 letters, digits, '.', '_' and '-', not starting with '.' or '-'; else an
+// InputError naming --run.
+void CheckRunName(const std::string& name);
 
 // The store's URL as a command the tool prints gives it: a SQLite path made absolute, so the
 // command works pasted in another folder; a server's URL redacted.
@@ -62,6 +69,27 @@ struct JudgeSide {
   ChatService* chat = nullptr;
   CommandService* commands = nullptr;
 };
-int SearchAndReport(PreparedRun& run, const JudgeSide& side);
+
+// What a search leaves besides the store's records: what this process did, for the output.
+struct SearchTotals {
+  SearchResult search;
+  int reverified_now = 0;
+  std::vector<RunnerStats> runners;
+  int build_jobs = 0;
+  std::optional<ExecutorCounters> executors;  // a local judge's executors
+  nlohmann::json llm;                         // requests, tokens, cost (--proposer llm)
+};
+struct SearchOutcome {
+  RunSummary summary;  // read back from the store
+  SearchTotals totals;
+  std::string best_file;  // "" when nothing was verified
+};
+// The search, the final re-verification and the best kernel's file; progress on stderr.
+SearchOutcome SearchRun(PreparedRun& run, const JudgeSide& side);
+// The same judged by this host's devices (the run's --device), each in a supervised executor.
+SearchOutcome SearchOnThisHost(PreparedRun& run, const std::string& self);
+// optimize's output on stdout: the summary in text, or one JSON object (--json).
+int PrintOutcome(const PreparedRun& run, const SearchOutcome& outcome);
+int SearchAndReport(PreparedRun& run, const JudgeSide& side);  // SearchRun, then PrintOutcome
 
 }  // namespace kf
