@@ -169,6 +169,9 @@ class Scheduler {
   void Complete(Active& a);
   void Finish(Active& a, ProposalState state, nlohmann::json outcome);
   std::string KeyOf(const std::string& kernel_id, const Config& config) const;
+  void Learn(const std::string& kernel_id, const Kernel& kernel, const Config& config,
+             const Evaluation& ev);
+  std::vector<TuneSource> SourcesFor(const std::string& kernel_id, const Kernel& kernel) const;
   void Progress();
   std::string StopReason() const;
 
@@ -196,7 +199,8 @@ class Scheduler {
   Clock::time_point start_;
 
   Archive archive_;
-  BestByKernel best_by_kernel_;  // every finished kernel's best, elite or not
+  BestByKernel best_by_kernel_;              // every finished kernel's best, elite or not
+  std::map<std::string, TuneSource> tuned_;  // by kernel id: what its configurations measured
   std::map<int, std::unique_ptr<Active>> active_;
   std::set<std::string> kernel_ids_;  // kernels proposed in this run
   int next_index_ = 0;
@@ -229,6 +233,37 @@ std::string Scheduler::KeyOf(const std::string& kernel_id, const Config& config)
   nlohmann::json key_settings = s_.eval_settings;
   key_settings["run"] = s_.run;  // every run measures its own candidates
   return EvaluationKey(CandidateId(kernel_id, config), s_.devices, key_settings);
+}
+
+void Scheduler::Learn(const std::string& kernel_id, const Kernel& kernel, const Config& config,
+                      const Evaluation& ev) {
+  if (kernel.params.empty()) return;
+  auto it = tuned_.find(kernel_id);
+  if (it == tuned_.end()) it = tuned_.emplace(kernel_id, TuneSource{kernel, {}}).first;
+  it->second.records[config] = MeasurementOf(ev);
+}
+
+// The run's other kernels with the same parameters (a parent and its mutations, siblings), those
+// with the most measurements first, a few at most: the new kernel's tuner starts from what won
+// there.
+std::vector<TuneSource> Scheduler::SourcesFor(const std::string& kernel_id,
+                                              const Kernel& kernel) const {
+  constexpr size_t kSources = 4;
+  auto names = [](const Kernel& k) {
+    std::set<std::string> n;
+    for (const auto& p : k.params) n.insert(p.name);
+    return n;
+  };
+  const std::set<std::string> mine = names(kernel);
+  std::vector<const TuneSource*> same;
+  for (const auto& [id, source] : tuned_)
+    if (id != kernel_id && names(source.kernel) == mine) same.push_back(&source);
+  std::stable_sort(same.begin(), same.end(), [](const TuneSource* a, const TuneSource* b) {
+    return a->records.size() > b->records.size();
+  });
+  std::vector<TuneSource> out;
+  for (size_t i = 0; i < same.size() && i < kSources; ++i) out.push_back(*same[i]);
+  return out;
 }
 
 SearchResult Scheduler::Run() {
@@ -350,6 +385,14 @@ void Scheduler::Restore() {
   std::vector<ProposalRecord> records = store_.RunProposals(s_.run);
   std::vector<StoredEvaluation> stored = store_.RunEvaluations(s_.run);
   for (const StoredEvaluation& e : stored) issued_ += e.purpose == "search";
+  std::map<int, const Kernel*> kernel_of;  // by proposal
+  for (const ProposalRecord& r : records)
+    if (r.proposal) kernel_of[r.index] = &r.proposal->kernel;
+  for (const StoredEvaluation& e : stored) {
+    auto k = kernel_of.find(e.proposal);
+    if (e.purpose == "search" && k != kernel_of.end())
+      Learn(e.kernel_id, *k->second, e.config, e.evaluation);
+  }
   RestoredArchive restored = RebuildArchive(records, stored);
   archive_ = std::move(restored.archive);
   best_by_kernel_ = std::move(restored.best_by_kernel);
@@ -616,6 +659,7 @@ void Scheduler::Accept(Active& a, const Proposal& p) {
   TuneSettings settings = tune_;
   settings.budget = {s_.policy.tune_budget, 0};
   settings.seed = ProposalSeed(s_.policy.seed, a.index, kTuneSalt);
+  if (!a.deepening) settings.sources = SourcesFor(a.kernel_id, p.kernel);
   try {
     if (a.deepening)
       PrimeWithStored(a, settings);
@@ -750,6 +794,7 @@ void Scheduler::OnVerdict(Active& a, int seq, const Config& config, JudgeResult 
     ++result_.verdicts[std::string(StatusName(ev.status))];
   }
   ++a.evaluations;
+  Learn(a.kernel_id, a.proposal->kernel, config, ev);
   if (ev.status != Status::kOk && a.failure.empty())
     a.failure = fmt::format("{}: {}", StatusName(ev.status), ev.reason.substr(0, 400));
   a.grade =

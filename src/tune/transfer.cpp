@@ -21,7 +21,8 @@ bool TransferPrior::Add(const SearchSpace& source, const std::map<Point, Measure
   // Rank by time, failures last and tied.
   std::vector<std::pair<double, const Point*>> ranked;
   for (const auto& [p, m] : records) ranked.emplace_back(m.ok ? m.time_ms : 1e300, &p);
-  std::sort(ranked.begin(), ranked.end());
+  std::stable_sort(ranked.begin(), ranked.end(),  // equal times in the records' (point) order
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   const double last = static_cast<double>(std::max<size_t>(1, ranked.size() - 1));
   for (size_t r = 0; r < ranked.size(); ++r) {
     Point mine;
@@ -48,7 +49,9 @@ std::vector<Point> TransferPrior::Best(size_t k) const {
   std::vector<std::pair<double, const Point*>> ranked;
   for (const auto& [p, s] : sum_) ranked.emplace_back(s / count_.at(p), &p);
   k = std::min(k, ranked.size());
-  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<long>(k), ranked.end());
+  // Equal ranks in point order (never by address: a seed gives one order).
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Point> out;
   for (size_t i = 0; i < k; ++i) out.push_back(*ranked[i].second);
   return out;

@@ -1,5 +1,7 @@
 #include "tune/tune_template.hpp"
 
+#include <algorithm>
+
 #include "core/input_error.hpp"
 #include "tune/strategy.hpp"
 
@@ -37,8 +39,27 @@ TuneTemplate::TuneTemplate(const Kernel& kernel, const TuneSettings& settings)
       *space_, settings.budget,
       MakeStrategy(settings.strategy.empty() ? kDefaultStrategy : settings.strategy),
       settings.seed);
-  session_->MeasureFirst(
-      StartingPoints(*space_, defaults_, try_first, settings.budget.evaluations));
+  std::vector<Point> first =
+      StartingPoints(*space_, defaults_, try_first, settings.budget.evaluations);
+  prior_ = std::make_unique<TransferPrior>(*space_);
+  for (const TuneSource& source : settings.sources) {
+    SearchSpace theirs = SearchSpace::FromKernel(source.kernel, settings.device_env);
+    std::map<Point, Measurement> records;
+    for (const auto& [config, m] : source.records)
+      if (std::optional<Point> p = theirs.FromConfig(config)) records[*p] = m;
+    prior_->Add(theirs, records);
+  }
+  if (prior_->empty()) {
+    prior_.reset();
+  } else {  // what won where these parameters were tuned before is measured first
+    session_->SetPrior(prior_.get());
+    for (const Point& p : prior_->Best(1)) {
+      if (!space_->IsValid(p)) continue;
+      first.erase(std::remove(first.begin(), first.end(), p), first.end());
+      first.insert(first.begin(), p);
+    }
+  }
+  session_->MeasureFirst(first);
 }
 
 std::vector<Config> TuneTemplate::Ask(int n) {

@@ -6,6 +6,7 @@
 // (tune/tuning_feed.hpp) feeds one through a judge.
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,12 +17,21 @@
 #include "host/judge.hpp"
 #include "tune/rules.hpp"
 #include "tune/session.hpp"
+#include "tune/transfer.hpp"
 
 namespace kf {
 
 // What a tuner learns from a verdict: the median time of an `ok` one, else the status as the
 // failure.
 Measurement MeasurementOf(const Evaluation& ev);
+
+// An earlier tuning of another kernel with the same parameters (in a search: a kernel a mutation
+// came from, or a sibling): its configurations and what they measured. The tuner ranks its
+// space's points by how they fared there (tune/transfer.hpp) and measures the best first.
+struct TuneSource {
+  Kernel kernel;
+  std::map<Config, Measurement> records;
+};
 
 struct TuneSettings {
   Env device_env;       // device properties and benchmark sizes, for constraints
@@ -30,6 +40,7 @@ struct TuneSettings {
   std::string strategy;                      // "" = the default
   TuneBudget budget;
   uint64_t seed = 1;
+  std::vector<TuneSource> sources;  // a prior; sources with other parameters are left out
 };
 
 class TuneTemplate {
@@ -52,10 +63,12 @@ class TuneTemplate {
   const TuningSession* session() const { return session_.get(); }
   const std::vector<std::string>& rules_applied() const { return applied_; }
   const std::vector<std::string>& hints() const { return hints_; }
+  const TransferPrior* prior() const { return prior_.get(); }  // null without a usable source
 
  private:
   Config defaults_;
   std::unique_ptr<SearchSpace> space_;
+  std::unique_ptr<TransferPrior> prior_;  // over space_
   std::unique_ptr<TuningSession> session_;
   std::vector<std::string> applied_, hints_;
   // A kernel without parameters: one configuration, asked once.

@@ -51,6 +51,35 @@ TEST(TuneTemplate, AsksTheDefaultFirstKeepsItsBudgetAndNeverAsksTwice) {
   EXPECT_TRUE(t.Ask(4).empty());
 }
 
+// What won where the same parameters were tuned before (another kernel: a parent, a sibling) is
+// measured first; a source with other parameters is left out.
+TEST(TuneTemplate, ASourceWithTheSameParametersPutsItsBestFirst) {
+  Kernel vec8 = Vec8();
+  Kernel parent = vec8;
+  parent.source += "// the parent\n";
+  const Config won = {{"BLOCK", "256"}, {"HPT", "1"}};
+  ASSERT_NE(won, vec8.ResolveConfig({}));
+  TuneSettings s = Settings(4);
+  TuneSource source{parent,
+                    {{won, {true, 1.0, ""}},
+                     {vec8.ResolveConfig({}), {true, 3.0, ""}},
+                     {{{"BLOCK", "16"}, {"HPT", "8"}}, {false, 0, "incorrect"}}}};
+  s.sources = {source};
+  TuneTemplate t(vec8, s);
+  ASSERT_NE(t.prior(), nullptr);
+  std::vector<Config> first = t.Ask(2);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0], won);
+  EXPECT_EQ(first[1], vec8.ResolveConfig({}));  // the default next
+
+  Kernel other = LoadKernelFile(std::string(KF_TASKS) + "/rope_llama3/rope_vec4.cl");  // BLOCK only
+  TuneSettings unrelated = Settings(4);
+  unrelated.sources = {TuneSource{other, {{{{"BLOCK", "256"}}, {true, 1.0, ""}}}}};
+  TuneTemplate u(vec8, unrelated);
+  EXPECT_EQ(u.prior(), nullptr);
+  EXPECT_EQ(u.Ask(1)[0], vec8.ResolveConfig({}));
+}
+
 TEST(TuneTemplate, SeveralOutAtOnceAndToldInAnyOrder) {
   TuneTemplate t(Vec8(), Settings(8));
   std::set<Config> seen;
