@@ -3,9 +3,10 @@
 // sizes and parameters, is exported, and a Python script imports the module and compares its
 // ModelNew with the problem's Model on fresh random inputs at ragged sizes other than the
 // problem's (so the launch rule, the output shapes and the scalar arguments are computed from the
-// tensors, not copied from the run), once plainly and once with check=True. Here, without a GPU,
-// the OpenCL kernel runs through pyopencl on PoCL; the CUDA path is not exercised. Needs python3
-// with PyTorch and pyopencl and an OpenCL device; skipped, and reported as skipped, without them.
+// tensors, not copied from the run), once plainly and once with check=True. Without a GPU that is
+// the OpenCL path, through pyopencl on PoCL; of the CUDA path, the launch rule and the source
+// load_inline would compile (checked with nvcc) are tested, not a launch. Needs python3 with
+// PyTorch and pyopencl, and an OpenCL device or nvcc; skipped, and reported as skipped, without.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -15,7 +16,9 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "core/task.hpp"
 #include "kf_process.hpp"
+#include "torch/export_module.hpp"
 
 namespace kf {
 namespace {
@@ -139,6 +142,49 @@ TEST(CliExportRefuses, WithoutTorchOrRun) {
   EXPECT_NE(r.err.find("--torch"), std::string::npos) << r.err;
   r = RunKfoundry(fmt::format("export none --torch --store sqlite:{}/kf.db", dir));
   EXPECT_EQ(r.exit_code, 2) << r.err;
+}
+
+// The CUDA path cannot run without a GPU; what can be checked here is checked: a CUDA kernel with
+// a parameter and dynamic shared memory is exported (at a configuration other than its default),
+// the module imports, its launch rule at fresh sizes is what the task's expressions give, and the
+// source load_inline would compile (the kernel and its launcher) compiles with nvcc against a
+// stand-in for PyTorch's two headers (tests/data/torch_export/nvcc_stub). Needs python3 with
+// PyTorch and nvcc; skipped without them.
+TEST(CliExportCudaSource, LaunchRuleAndLauncherOfACudaKernel) {
+  const std::string python = PythonWithTorchAndOpenCL();
+  if (python.empty()) GTEST_SKIP() << "no python3 with PyTorch (and pyopencl)";
+  if (std::system("nvcc --version >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no nvcc to compile the exported CUDA launcher";
+  std::string dir = testing::Scratch("export", "cuda");
+  testing::KfResult r =
+      RunKfoundry(fmt::format("import {}/kernelbench/19_ReLU.py -o {}/task", kData, dir));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Task task = LoadTask(dir + "/task");
+  Kernel kernel = LoadKernelFile(kData + "/torch_export/relu_shared.cu");
+  ExportOrigin origin{"manual",        "no device", "test",
+                      "exported_cuda", 1.0,         task.BenchSizes("", "gpu")};
+  std::ofstream(dir + "/exported_cuda.py")
+      << TorchModuleSource(task, kernel, {{"BLOCK", "64"}}, origin);
+  std::string out;
+  std::string cmd = fmt::format(
+      "{} {}/torch_export/cuda_source.py {}/exported_cuda.py {}/gen.cu "
+      "'{{\"batch_size\": 13, \"dim\": 1001}}' 2>&1",
+      python, kData, dir, dir);
+  FILE* pipe = popen(cmd.c_str(), "r");
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), pipe)) > 0;) out.append(buf, n);
+  ASSERT_EQ(pclose(pipe), 0) << out;
+  nlohmann::json launch = nlohmann::json::parse(out.substr(out.rfind('{')), nullptr, false);
+  ASSERT_TRUE(launch.is_object()) << out;
+  EXPECT_EQ(launch["grid"].dump(), "[204]");  // ceil(13 * 1001 / 64)
+  EXPECT_EQ(launch["block"].dump(), "[64]");
+  EXPECT_EQ(launch["shared"], 256);
+  EXPECT_EQ(launch["defines"].dump(), R"(["-DBLOCK=64"])");
+  std::string nvcc = fmt::format(
+      "nvcc -std=c++17 -I{}/torch_export/nvcc_stub -DBLOCK=64 -c {}/gen.cu -o {}/gen.o 2>&1", kData,
+      dir, dir);
+  EXPECT_EQ(std::system(nvcc.c_str()), 0) << nvcc;
+  EXPECT_NE(testing::ReadText(dir + "/gen.cu").find("cudaLaunchKernel"), std::string::npos);
 }
 
 }  // namespace
