@@ -2,7 +2,8 @@
 # Installs KernelFoundry's system dependencies from Debian's packages: what building it and
 # running it need (scripts/run.sh), and with --tests what its test suite needs besides (headless
 # Chromium with its driver and Selenium test the report's pages; PyTorch (CPU) and NumPy run
-# `kfoundry import`'s inspection of PyTorch problems and its tests; RabbitMQ, started on loopback
+# `kfoundry import`'s inspection of PyTorch problems and its tests; pyopencl runs an exported
+# module's OpenCL kernel on PoCL in `kfoundry export`'s tests; RabbitMQ, started on loopback
 # by the `dist` tests, scripts/services-rabbitmq.sh; the PostgreSQL server runs the store's tests
 # against PostgreSQL, scripts/services.sh starts it). Idempotent: a package
 # already present is left alone, so a second run costs one dpkg query.
@@ -21,7 +22,7 @@ packages=(
 )
 case "${1:-}" in
   --tests) packages+=(chromium chromium-driver python3-selenium python3-pil python3-torch python3-numpy
-                   rabbitmq-server postgresql) ;;
+                   python3-pyopencl rabbitmq-server postgresql) ;;
   "") ;;
   *) echo "usage: scripts/setup.sh [--tests]" >&2; exit 2 ;;
 esac

@@ -18,6 +18,7 @@
 #ifdef KF_HAVE_DIST
 #include "cli/cluster_commands.hpp"
 #endif
+#include "cli/export_command.hpp"
 #include "cli/import_command.hpp"
 #include "cli/optimize_command.hpp"
 #include "cli/report_command.hpp"
@@ -500,6 +501,21 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1.0, 86400.0));
 
+  kf::ExportArgs export_args;
+  CLI::App* export_cmd = app.add_subcommand(
+      "export",
+      "Write a run's best kernel as a Python module (--torch): KernelBench's ModelNew (Model's "
+      "constructor and forward) and a torch.library op that launch that kernel and "
+      "configuration, the launch rule computed from the tensors' shapes; OpenCL kernels run "
+      "through pyopencl, CUDA kernels are compiled by torch's load_inline (docs/pytorch.md)");
+  export_cmd->add_option("RUN", export_args.run, "The run's name")->required();
+  export_cmd->add_flag("--torch", export_args.torch,
+                       "Export as a PyTorch module (the task needs a PyTorch reference)");
+  export_cmd->add_option("--store", export_args.store, "The store the run is in")
+      ->capture_default_str();
+  export_cmd->add_option("-o,--out", export_args.out,
+                         "The .py file to write (default: RUN.py, made an importable name)");
+
   kf::ExecutorArgs exec_args;
   CLI::App* executor =
       app.add_subcommand("executor", "Internal: the supervised evaluation process");
@@ -544,6 +560,7 @@ int main(int argc, char** argv) {
     if (*report) return kf::RunReport(report_args);
     if (*serve) return kf::RunServe(serve_options);
     if (*import_cmd) return kf::RunImport(import_options);
+    if (*export_cmd) return kf::RunExport(export_args);
   } catch (const kf::WorkerError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return e.exit_code();

@@ -443,6 +443,58 @@ void CollectVariables(const ExprNode& node, std::vector<std::string>& out) {
   for (const auto& k : node.kids) CollectVariables(*k, out);
 }
 
+std::string PythonNumber(double v) {
+  if (std::isinf(v)) return v > 0 ? "float('inf')" : "float('-inf')";
+  if (v == std::floor(v) && std::fabs(v) < 9.0e15)
+    return fmt::format("{}", static_cast<int64_t>(v));
+  return fmt::format("{}", v);  // the shortest text that reads back as v, which Python reads too
+}
+
+std::string_view CmpText(Cmp cmp) {
+  switch (cmp) {
+    case Cmp::kLt: return "<";
+    case Cmp::kLe: return "<=";
+    case Cmp::kGt: return ">";
+    case Cmp::kGe: return ">=";
+    case Cmp::kEq: return "==";
+    case Cmp::kNe: return "!=";
+  }
+  return "==";
+}
+
+std::string PythonNode(const ExprNode& node, std::string_view names) {
+  auto kid = [&](size_t i) { return PythonNode(*node.kids[i], names); };
+  auto binary = [&](std::string_view op) { return fmt::format("({} {} {})", kid(0), op, kid(1)); };
+  switch (node.op) {
+    case Op::kNumber: return PythonNumber(node.number);
+    case Op::kVariable: return fmt::format("{}[\"{}\"]", names, node.name);
+    case Op::kCall: {
+      std::string args;
+      for (size_t i = 0; i < node.kids.size(); ++i) args += (i ? ", " : "") + kid(i);
+      return fmt::format("_kf_{}({})", node.name, args);
+    }
+    case Op::kNeg: return fmt::format("(-{})", kid(0));
+    case Op::kNot: return fmt::format("(0 if {} else 1)", kid(0));
+    case Op::kAdd: return binary("+");
+    case Op::kSub: return binary("-");
+    case Op::kMul: return binary("*");
+    case Op::kDiv: return binary("/");
+    case Op::kFloorDiv: return binary("//");
+    case Op::kMod: return binary("%");
+    case Op::kPow: return binary("**");
+    case Op::kCompareChain: {  // Python chains comparisons as Eval does
+      std::string chain = kid(0);
+      for (size_t i = 0; i < node.comparisons.size(); ++i)
+        chain += fmt::format(" {} {}", CmpText(node.comparisons[i]), kid(i + 1));
+      return fmt::format("(1 if {} else 0)", chain);
+    }
+    case Op::kAnd: return fmt::format("(1 if {} and {} else 0)", kid(0), kid(1));
+    case Op::kOr: return fmt::format("(1 if {} or {} else 0)", kid(0), kid(1));
+    case Op::kTernary: return fmt::format("({} if {} else {})", kid(1), kid(0), kid(2));
+  }
+  return "0";
+}
+
 }  // namespace
 
 Expr::Expr() = default;
@@ -478,6 +530,11 @@ void Expr::RequireNames(const std::vector<std::string>& known) const {
   if (!root_) return;
   if (const ExprNode* unknown = FirstUnknown(*root_, known))
     EvalFail(*unknown, text_, fmt::format("unknown name '{}'", unknown->name));
+}
+
+std::string Expr::ToPython(std::string_view names) const {
+  if (!root_) throw ExprError("empty expression", 0);
+  return PythonNode(*root_, names);
 }
 
 std::vector<std::string> Expr::Variables() const {

@@ -64,6 +64,11 @@ class Expr {
   // Throws ExprError ("unknown name 'X' at column C of '...'", as Eval would) for the first name
   // the expression reads that `known` lacks.
   void RequireNames(const std::vector<std::string>& known) const;
+  // The expression as Python source that computes what Eval computes: a name X reads
+  // `names["X"]`, a function f calls `_kf_f` (which the caller defines: the exported module's
+  // runtime, src/torch/export_runtime.py), truth values are 1 or 0, and every operation is
+  // parenthesised, so no precedence question arises.
+  std::string ToPython(std::string_view names = "v") const;
 
  private:
   std::string text_;

@@ -1,6 +1,15 @@
 #include "core/expr.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 namespace kf {
 namespace {
@@ -108,6 +117,108 @@ TEST(Expr, DeepNestingIsAnErrorNotAStackOverflow) {
   EXPECT_THROW(Expr::Parse(parens), ExprError);
   EXPECT_THROW(Expr::Parse(std::string(200000, '-') + "1"), ExprError);
   EXPECT_EQ(Expr::Parse(std::string(50, '(') + "2" + std::string(50, ')')).Eval(Env{}), 2);
+}
+
+// The Python translation (what `kfoundry export --torch` writes launch rules, shapes and scalar
+// values as) reads names from a dict and calls the runtime's functions, parenthesised.
+TEST(ExprToPython, SpellsNamesFunctionsAndCSpellingsInPython) {
+  EXPECT_EQ(Expr::Parse("ceil_div(N, BLOCK)").ToPython(), "_kf_ceil_div(v[\"N\"], v[\"BLOCK\"])");
+  EXPECT_EQ(Expr::Parse("a > 0 ? a : -a").ToPython("s"),
+            "(s[\"a\"] if (1 if s[\"a\"] > 0 else 0) else (-s[\"a\"]))");
+  EXPECT_EQ(Expr::Parse("!x && y || z").ToPython(),
+            "(1 if (1 if (0 if v[\"x\"] else 1) and v[\"y\"] else 0) or v[\"z\"] else 0)");
+  EXPECT_EQ(Expr::Parse("1 <= X < 8").ToPython(), "(1 if 1 <= v[\"X\"] < 8 else 0)");
+  EXPECT_EQ(Expr::Parse("-2 ** 2").ToPython(), "(-(2 ** 2))");
+  EXPECT_EQ(Expr::Parse("0.5 * D // 2").ToPython(), "((0.5 * v[\"D\"]) // 2)");
+}
+
+// Every translated expression computes in Python what Eval computes here, errors included,
+// through the runtime's own functions (src/torch/export_expr.py, which the export embeds). Needs
+// python3; skipped without it.
+TEST(ExprToPython, PythonComputesWhatEvalComputes) {
+  if (std::system("python3 -c '' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
+  const std::vector<std::string> exprs = {
+      "ceil_div(N, BLOCK)",
+      "ceil_div(N + 1, 7) * 7",
+      "round_up(N, BLOCK)",
+      "round_up(77, 32) // 32",
+      "min(N)",
+      "min(N, BLOCK, 3)",
+      "max(N, BLOCK) - min(4, N)",
+      "N > 64 ? BLOCK : 32",
+      "N > 64 ? N < 100 ? 1 : 2 : 3",
+      "(N > 64 && BLOCK == 128) * 5",
+      "N < 0 || BLOCK > 100",
+      "!N + 3",
+      "not (N == 77) + 1",
+      "N != 77",
+      "1 <= N < 100",
+      "1 <= N < 50",
+      "N / 2",
+      "N // 2",
+      "-N // 2",
+      "-N % 5",
+      "N % -5",
+      "2 ** -1",
+      "-2 ** 2",
+      "2 ** 3 ** 2",
+      "int(N / 2)",
+      "round(2.5) + round(3.5)",
+      "floor(-N / 2)",
+      "ceil(N / 3)",
+      "abs(-N)",
+      "sqrt(N) * 2",
+      "log2(BLOCK)",
+      "pow(2, 10)",
+      "exp(0) + log(1)",
+      "N and 0",
+      "0 or N",
+      "(N or 0) * 2",
+      "1e-5 * sqrt(N)",
+      "true + True + false",
+      "N / (BLOCK - 128)",
+      "ceil_div(N, BLOCK - 128)",
+      "BLOCK // 0",
+      "N % 0",
+  };
+  Env env;
+  env.Set("N", 77);
+  env.Set("BLOCK", 128);
+  const std::string dir = fmt::format("/tmp/kf_expr_py.{}", getpid());
+  std::system(("mkdir -p " + dir).c_str());
+  {
+    std::ofstream script(dir + "/check.py");
+    script << "exec(open(" << '"' << KF_TEST_DATA << "/../../src/torch/export_expr.py" << '"'
+           << ").read())\n"
+           << "v = {'N': 77, 'BLOCK': 128}\n";
+    for (const std::string& e : exprs) {
+      script << "try:\n    print(repr(float(" << Expr::Parse(e).ToPython() << ")))\n"
+             << "except (ZeroDivisionError, ValueError):\n    print('error')\n";
+    }
+  }
+  FILE* pipe = popen(("python3 " + dir + "/check.py 2>&1").c_str(), "r");
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), pipe)) > 0;) out.append(buf, n);
+  ASSERT_EQ(pclose(pipe), 0) << out;
+  std::system(("rm -rf " + dir).c_str());
+  std::istringstream lines(out);
+  for (const std::string& e : exprs) {
+    std::string line;
+    ASSERT_TRUE(std::getline(lines, line)) << "no answer for " << e << "\n" << out;
+    std::string want;
+    try {
+      want = fmt::format("{}", Expr::Parse(e).Eval(env));
+    } catch (const ExprError&) {
+      want = "error";
+    }
+    if (want == "error" || line == "error") {
+      EXPECT_EQ(line, want) << e << " -> " << Expr::Parse(e).ToPython();
+    } else {
+      EXPECT_DOUBLE_EQ(std::stod(line), std::stod(want))
+          << e << " -> " << Expr::Parse(e).ToPython();
+    }
+  }
 }
 
 }  // namespace
