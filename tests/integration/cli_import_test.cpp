@@ -19,35 +19,17 @@
 #include "core/task.hpp"
 #include "kf_process.hpp"
 #include "torch/python_process.hpp"
+#include "torch_support.hpp"
 
 namespace kf {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::EvalJson;
+using testing::kProblems;
 using testing::RunKfoundry;
-
-const std::string kProblems = std::string(KF_TEST_DATA) + "/kernelbench";
 // The malformed problems, and a strided pooling window.
 const std::string kBad = std::string(KF_TEST_DATA) + "/torch_import";
-
-// Whether kfoundry will find a python3 with PyTorch (the interpreters it tries, in its order).
-bool HaveTorch() {
-  static const bool have = [] {
-    std::vector<std::string> pythons = {"python3", "/usr/bin/python3"};
-    if (const char* env = std::getenv("KF_PYTHON"); env && *env) pythons = {env};
-    for (const std::string& p : pythons) {
-      if (std::system(fmt::format("{} -c 'import torch' >/dev/null 2>&1", p).c_str()) == 0)
-        return true;
-    }
-    return false;
-  }();
-  return have;
-}
-
-#define REQUIRE_TORCH()                                               \
-  if (!HaveTorch())                                                   \
-  GTEST_SKIP() << "no python3 with PyTorch (Debian: python3-torch); " \
-                  "kfoundry import needs it"
 
 int Lines(const std::string& s) {
   int n = 0;
@@ -70,10 +52,7 @@ std::vector<std::string> ShapeOf(const ArgSpec& a) {
 }
 
 Task Import(const std::string& problem, const std::string& dir) {
-  testing::KfResult r =
-      RunKfoundry(fmt::format("import {}/{}.py -o {}", kProblems, problem, dir + "/task"));
-  EXPECT_EQ(r.exit_code, 0) << problem << ": " << r.err;
-  return LoadTask(dir + "/task");
+  return testing::ImportKernelBench(problem, dir);
 }
 
 class KernelBench : public ::testing::TestWithParam<std::string> {};
@@ -215,19 +194,6 @@ TEST(CliImport, DefaultFolderAndNoOverwrite) {
 // checked against its PyTorch module, run by the reference process on the inputs the kernel got,
 // and timed against PyTorch eager (and torch.compile where this PyTorch has it) on the same device.
 const std::string kTorchRef = std::string(KF_TEST_DATA) + "/torch_reference";
-
-#define REQUIRE_TORCH_AND_OPENCL() \
-  REQUIRE_TORCH();                 \
-  if (!testing::HasBackend("opencl")) GTEST_SKIP() << "no OpenCL device (PoCL)"
-
-// `kfoundry eval TASK KERNEL --device opencl --json`, quick settings; the answer parsed (null when
-// the output is not JSON).
-nlohmann::json EvalJson(const std::string& task, const std::string& kernel,
-                        testing::KfResult* result, const std::string& env = "") {
-  *result = RunKfoundry(
-      fmt::format("eval {} {} --device opencl --json --runs 10 --warmup 1", task, kernel), env);
-  return nlohmann::json::parse(result->out, nullptr, false);
-}
 
 // A correct ReLU and a correct row softmax are ok against the PyTorch module; the figures say the
 // outputs were compared, and the baselines are PyTorch's, timed on the CPU and labelled so.
