@@ -24,12 +24,12 @@ struct OpClass {
 const std::map<std::string, OpClass>& Classes() {
   static const std::map<std::string, OpClass> all = {
       {"elementwise", {"elementwise", {"elementwise_items.cl", "elementwise_vec.cl"}}},
-      {"softmax", {"softmax", {"softmax_items.cl", "softmax_group.cl"}}},
+      {"softmax", {"softmax", {"softmax_items.cl", "softmax_rowvec.cl", "softmax_group.cl"}}},
       {"rmsnorm", {"rmsnorm", {"rmsnorm_items.cl", "rmsnorm_group.cl"}}},
       {"layernorm", {"layernorm", {"layernorm_items.cl", "layernorm_group.cl"}}},
       {"reduction", {"reduction", {"reduction_items.cl", "reduction_group.cl"}}},
       {"scan", {"scan", {"scan_items.cl", "scan_group.cl"}}},
-      {"matmul", {"gemm", {"matmul_items.cl", "matmul_tiled.cl"}}},
+      {"matmul", {"gemm", {"matmul_items.cl", "matmul_rowvec.cl", "matmul_tiled.cl"}}},
   };
   return all;
 }

@@ -151,7 +151,8 @@ TEST(TorchImport, StartingKernelsForARecognisedOpClass) {
   std::string toml = TaskTomlFromInspection(j, "sm", "/p/sm.py", "model.py", &signature);
   EXPECT_NE(toml.find("op_class = \"softmax\""), std::string::npos) << toml;
   EXPECT_NE(toml.find("baseline = { opencl = \"softmax_items.cl\" }"), std::string::npos) << toml;
-  EXPECT_NE(toml.find("templates = { opencl = [\"softmax_items.cl\", \"softmax_group.cl\"] }"),
+  EXPECT_NE(toml.find("templates = { opencl = [\"softmax_items.cl\", \"softmax_rowvec.cl\", "
+                      "\"softmax_group.cl\"] }"),
             std::string::npos)
       << toml;
   ASSERT_EQ(signature.size(), 4u);
@@ -161,7 +162,7 @@ TEST(TorchImport, StartingKernelsForARecognisedOpClass) {
 
   std::vector<StartingKernel> kernels =
       StartingKernels(j["op"], signature, 1, 0, TorchHelpersDir() + "/templates");
-  ASSERT_EQ(kernels.size(), 2u);
+  ASSERT_EQ(kernels.size(), 3u);
   for (const StartingKernel& k : kernels) {
     SCOPED_TRACE(k.file);
     EXPECT_EQ(k.text.find("KF_"), std::string::npos) << k.text;
