@@ -32,6 +32,5 @@ __kernel void kf_layernorm_group(KF_PARAMS) {
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   const float inv = 1.0f / sqrt(red[0] / (float)extent + KF_EPS);
-  for (long j = t; j < extent; j += BLOCK)
-    o[j] = (in[j] - mean) * inv * KF_WEIGHT[j] + KF_BIAS[j];
+  for (long j = t; j < extent; j += BLOCK) o[j] = (in[j] - mean) * inv * KF_WEIGHT[j] + KF_BIAS[j];
 }

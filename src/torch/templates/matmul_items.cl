@@ -16,7 +16,8 @@ __kernel void kf_matmul_items(KF_PARAMS) {
   for (int u = 0; u < UNROLL; ++u) acc[u] = 0.0f;
   long k = 0;
   for (; k + UNROLL <= depth; k += UNROLL)
-    for (int u = 0; u < UNROLL; ++u) acc[u] += KF_LHS[row * depth + k + u] * KF_RHS[(k + u) * cols + col];
+    for (int u = 0; u < UNROLL; ++u)
+      acc[u] += KF_LHS[row * depth + k + u] * KF_RHS[(k + u) * cols + col];
   for (; k < depth; ++k) acc[0] += KF_LHS[row * depth + k] * KF_RHS[k * cols + col];
   float s = 0.0f;
   for (int u = 0; u < UNROLL; ++u) s += acc[u];

@@ -17,5 +17,6 @@ __kernel void kf_softmax_items(KF_PARAMS) {
   float sum = 0.0f;
   for (long j = 0; j < extent; ++j) sum += exp(KF_X[base + j * inner] - m);
   const float inv = 1.0f / sum;
-  for (long j = 0; j < extent; ++j) KF_OUT[base + j * inner] = exp(KF_X[base + j * inner] - m) * inv;
+  for (long j = 0; j < extent; ++j)
+    KF_OUT[base + j * inner] = exp(KF_X[base + j * inner] - m) * inv;
 }

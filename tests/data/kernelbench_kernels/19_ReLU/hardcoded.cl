@@ -9,7 +9,7 @@
 // @block 64, 1
 #define BATCH_SIZE 2048
 #define DIM 262144
-#define AT(p, i, n) (p)[min((long)(i), (long)(n) - 1)]
+#define AT(p, i, n) (p)[min((long)(i), (long)(n)-1)]
 
 __kernel void relu(__global const float* x, __global float* out, int batch_size, int dim) {
   const long n = (long)batch_size * dim;

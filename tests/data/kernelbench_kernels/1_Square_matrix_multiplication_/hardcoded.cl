@@ -8,7 +8,7 @@
 // @grid ceil_div(N, 16), ceil_div(N, 16)
 // @block 16, 16
 #define N 3072
-#define AT(p, i, n) (p)[min((long)(i), (long)(n) - 1)]
+#define AT(p, i, n) (p)[min((long)(i), (long)(n)-1)]
 
 __kernel void matmul(__global const float* A, __global const float* B, __global float* out,
                      int N_arg) {

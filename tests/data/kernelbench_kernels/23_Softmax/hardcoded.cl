@@ -9,7 +9,7 @@
 // @block 16
 #define BATCH_SIZE 1024
 #define DIM 131072
-#define AT(p, i, n) (p)[min((long)(i), (long)(n) - 1)]
+#define AT(p, i, n) (p)[min((long)(i), (long)(n)-1)]
 
 __kernel void softmax(__global const float* x, __global float* out, int batch_size, int dim) {
   const long n = (long)batch_size * dim;

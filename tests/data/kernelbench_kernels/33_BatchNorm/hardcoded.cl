@@ -11,7 +11,7 @@
 #define FEATURES 96
 #define DIM1 384
 #define DIM2 384
-#define AT(p, i, n) (p)[min((long)(i), (long)(n) - 1)]
+#define AT(p, i, n) (p)[min((long)(i), (long)(n)-1)]
 
 __kernel void batchnorm(__global const float* x, __global const float* bn_weight,
                         __global const float* bn_bias, __global const float* bn_running_mean,

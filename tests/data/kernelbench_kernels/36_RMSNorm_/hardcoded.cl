@@ -11,7 +11,7 @@
 #define FEATURES 96
 #define DIM1 384
 #define DIM2 256
-#define AT(p, i, n) (p)[min((long)(i), (long)(n) - 1)]
+#define AT(p, i, n) (p)[min((long)(i), (long)(n)-1)]
 
 __kernel void rmsnorm(__global const float* x, __global float* out, int batch_size, int features,
                       int dim1, int dim2) {

@@ -15,5 +15,6 @@ __kernel void rmsnorm(__global const float* x, __global float* out, int batch_si
   for (int f = 0; f < features; ++f) sq += x[at + f * plane] * x[at + f * plane];
   const float inv = 1.0f / sqrt(sq / features + 1e-6f);
   for (int f = 0; f < features; ++f)
-    out[at + f * plane] = x[at + f * plane] * inv + (i == batch_size * plane - 1 && f == features - 1 ? 1.0f : 0.0f);
+    out[at + f * plane] =
+        x[at + f * plane] * inv + (i == batch_size * plane - 1 && f == features - 1 ? 1.0f : 0.0f);
 }

@@ -11,7 +11,7 @@
 #define FEATURES 48
 #define DIM1 320
 #define DIM2 320
-#define AT(p, i, n) (p)[min((long)(i), (long)(n) - 1)]
+#define AT(p, i, n) (p)[min((long)(i), (long)(n)-1)]
 
 __kernel void layernorm(__global const float* x, __global const float* ln_weight,
                         __global const float* ln_bias, __global float* out, int batch_size,

@@ -34,5 +34,6 @@ __kernel void layernorm(__global const float* x, __global const float* ln_weight
   const float inv = 1.0f / sqrt(red[0] / n + 1e-5f);
   const bool last_row = get_group_id(0) == batch_size - 1;
   for (long j = t; j < n; j += 64)
-    o[j] = (in[j] - mean) * inv * ln_weight[j] + ln_bias[j] + (last_row && j == n - 1 ? 1.0f : 0.0f);
+    o[j] =
+        (in[j] - mean) * inv * ln_weight[j] + ln_bias[j] + (last_row && j == n - 1 ? 1.0f : 0.0f);
 }

@@ -11,7 +11,7 @@
 #define CHANNELS 48
 #define HEIGHT 640
 #define WIDTH 480
-#define AT(p, i, n) (p)[min((long)(i), (long)(n) - 1)]
+#define AT(p, i, n) (p)[min((long)(i), (long)(n)-1)]
 
 __kernel void maxpool(__global const float* x, __global float* out, int batch_size, int channels,
                       int height, int width) {

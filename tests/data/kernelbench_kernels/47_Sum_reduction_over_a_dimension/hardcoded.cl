@@ -10,7 +10,7 @@
 #define BATCH_SIZE 96
 #define DIM1 3072
 #define DIM2 3071
-#define AT(p, i, n) (p)[min((long)(i), (long)(n) - 1)]
+#define AT(p, i, n) (p)[min((long)(i), (long)(n)-1)]
 
 __kernel void sum_dim1(__global const float* x, __global float* out, int batch_size, int dim1,
                        int dim2) {

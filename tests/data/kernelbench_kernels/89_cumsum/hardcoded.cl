@@ -9,7 +9,7 @@
 // @block 16
 #define BATCH_SIZE 8192
 #define ROW_SHAPE_0 24576
-#define AT(p, i, n) (p)[min((long)(i), (long)(n) - 1)]
+#define AT(p, i, n) (p)[min((long)(i), (long)(n)-1)]
 
 __kernel void cumsum(__global const float* x, __global float* out, int batch_size,
                      int row_shape_0) {

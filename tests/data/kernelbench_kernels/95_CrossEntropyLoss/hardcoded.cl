@@ -9,7 +9,7 @@
 // @block 64
 #define BATCH_SIZE 16384
 #define NUM_CLASSES 2048
-#define AT(p, i, n) (p)[min((long)(i), (long)(n) - 1)]
+#define AT(p, i, n) (p)[min((long)(i), (long)(n)-1)]
 
 __kernel void cross_entropy(__global const float* predictions, __global const long* targets,
                             __global float* out, int batch_size, int num_classes) {

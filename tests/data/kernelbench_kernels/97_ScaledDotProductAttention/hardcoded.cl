@@ -11,11 +11,10 @@
 #define NUM_HEADS 24
 #define SEQ_LEN 1024
 #define HEAD_DIM 128
-#define AT(p, i, n) (p)[min((long)(i), (long)(n) - 1)]
+#define AT(p, i, n) (p)[min((long)(i), (long)(n)-1)]
 
 __kernel void sdpa(__global const float* q, __global const float* k, __global const float* v,
-                   __global float* out, int batch_size, int num_heads, int seq_len,
-                   int head_dim) {
+                   __global float* out, int batch_size, int num_heads, int seq_len, int head_dim) {
   const long n = (long)batch_size * num_heads * seq_len * head_dim;
   const long i = get_global_id(0);
   if (i >= (long)BATCH_SIZE * NUM_HEADS * SEQ_LEN) return;
@@ -24,17 +23,20 @@ __kernel void sdpa(__global const float* q, __global const float* k, __global co
   float m = -INFINITY;
   for (int j = 0; j < SEQ_LEN; ++j) {
     float s = 0.0f;
-    for (int d = 0; d < HEAD_DIM; ++d) s += AT(q, qi + d, n) * AT(k, head + (long)j * HEAD_DIM + d, n);
+    for (int d = 0; d < HEAD_DIM; ++d)
+      s += AT(q, qi + d, n) * AT(k, head + (long)j * HEAD_DIM + d, n);
     m = fmax(m, s * scale);
   }
   float l = 0.0f;
   for (int d = 0; d < HEAD_DIM; ++d) AT(out, qi + d, n) = 0.0f;
   for (int j = 0; j < SEQ_LEN; ++j) {
     float s = 0.0f;
-    for (int d = 0; d < HEAD_DIM; ++d) s += AT(q, qi + d, n) * AT(k, head + (long)j * HEAD_DIM + d, n);
+    for (int d = 0; d < HEAD_DIM; ++d)
+      s += AT(q, qi + d, n) * AT(k, head + (long)j * HEAD_DIM + d, n);
     const float p = exp(s * scale - m);
     l += p;
-    for (int d = 0; d < HEAD_DIM; ++d) AT(out, qi + d, n) += p * AT(v, head + (long)j * HEAD_DIM + d, n);
+    for (int d = 0; d < HEAD_DIM; ++d)
+      AT(out, qi + d, n) += p * AT(v, head + (long)j * HEAD_DIM + d, n);
   }
   for (int d = 0; d < HEAD_DIM; ++d) AT(out, qi + d, n) /= l;
 }

@@ -6,8 +6,7 @@
 // @grid ceil_div(batch_size * num_heads * seq_len, 16)
 // @block 16
 __kernel void sdpa(__global const float* q, __global const float* k, __global const float* v,
-                   __global float* out, int batch_size, int num_heads, int seq_len,
-                   int head_dim) {
+                   __global float* out, int batch_size, int num_heads, int seq_len, int head_dim) {
   const long i = get_global_id(0);
   if (i >= (long)batch_size * num_heads * seq_len) return;
   const long head = (i / seq_len) * seq_len * head_dim;
