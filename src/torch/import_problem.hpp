@@ -6,6 +6,9 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
+
+#include "torch/starting_kernels.hpp"
 
 namespace kf {
 
@@ -25,13 +28,17 @@ struct ImportedTask {
 // "36_RMSNorm").
 std::string ImportedTaskName(const std::string& problem);
 
-// task.toml's text for the helper's answer `inspection`, the problem copied in as `model_file`.
+// task.toml's text for the helper's answer `inspection`, the problem copied in as `model_file`;
+// where the answer names an op class, its starting kernels are listed as the task's templates
+// (ImportProblem writes them). `signature`, where given, receives the kernel arguments in order.
 // Throws InputError naming `problem` where the answer cannot make a task.
 std::string TaskTomlFromInspection(const nlohmann::json& inspection, const std::string& name,
-                                   const std::string& problem, const std::string& model_file);
+                                   const std::string& problem, const std::string& model_file,
+                                   std::vector<SignatureArg>* signature = nullptr);
 
-// Inspects the problem and writes the folder (task.toml and model.py), then loads it back as a
-// check. Throws InputError naming the problem file, with one line saying why, where it cannot.
+// Inspects the problem and writes the folder (task.toml, model.py and any starting kernels), then
+// loads it back as a check. Throws InputError naming the problem file, with one line saying why,
+// where it cannot.
 ImportedTask ImportProblem(const ImportOptions& options);
 
 }  // namespace kf

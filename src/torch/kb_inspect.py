@@ -13,10 +13,15 @@ module-level integer constants (`batch_size = 16`, or the elements of a literal 
    "inputs": [{"name", "dtype", "shape", "dist"}], get_inputs() in order
    "parameters": [{"name", "torch_name", "kind", "dtype", "shape", "init"}],
    "outputs": [{"name", "dtype", "shape"}],       forward's result, in order
-   "size_sets": {"bench": {...}, "cpu": {...}, "check": [{"name", "sizes"}]}}
+   "size_sets": {"bench": {...}, "cpu": {...}, "check": [{"name", "sizes"}]},
+   "op": {"class", ...} or null}                  the op class forward is, where recognised
 
-with every shape a list of expressions over the sizes ("dim1", "height - 1", "1"). A problem that
-cannot be imported exits 2 with {"error": "one line"}.
+with every shape a list of expressions over the sizes ("dim1", "height - 1", "1"). `op` says which
+of the library's op classes forward is, read from a torch.fx trace (recognise_op below), so import
+can offer starting kernels: "elementwise" (one unary op, `expr` its OpenCL form over `v`),
+"softmax", "rmsnorm", "layernorm", "reduction" (sum or mean) and "scan" (cumsum) over one line of
+the input viewed as [outer, extent, inner] (C expressions over the sizes), and "matmul" (m, n, k).
+A problem that cannot be imported exits 2 with {"error": "one line"}.
 
 How shapes are found: the file runs with chosen values for its constants (its own assignments
 are followed by an override, so `input_shape = (num_classes,)` follows num_classes). A constant is
@@ -491,6 +496,132 @@ def ragged(values):
     return {n: v - 1 if v > 2 and v % 2 == 0 else v for n, v in values.items()}
 
 
+# --- The op class, from a torch.fx trace ----------------------------------------------------------
+
+# Unary elementwise ops by the names fx records (a torch function, a Tensor method, a module's
+# class), as OpenCL expressions over the float `v`.
+UNARY = {
+    "relu": "fmax(v, 0.0f)",
+    "sigmoid": "1.0f / (1.0f + exp(-v))",
+    "tanh": "tanh(v)",
+    "gelu": "0.5f * v * (1.0f + erf(v * 0.70710678f))",
+}
+UNARY_MODULES = {"ReLU": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "GELU": "gelu"}
+
+
+def product(dims):
+    """The C expression of a product of dimension expressions ("1" for none)."""
+    terms = [d for d in dims if d != "1"]
+    if not terms:
+        return "1"
+    return " * ".join(f"({t})" if " " in t else t for t in terms)
+
+
+def node_name(gm, node):
+    """What a call node computes: a function's or method's name, or a module's class name."""
+    if node.op == "call_function":
+        return getattr(node.target, "__name__", str(node.target))
+    if node.op == "call_method":
+        return node.target
+    if node.op == "call_module":
+        return type(gm.get_submodule(node.target)).__name__
+    return None
+
+
+def argument(node, index, key, default=None):
+    if key in node.kwargs:
+        return node.kwargs[key]
+    return node.args[index] if len(node.args) > index else default
+
+
+def line_view(shape, dim):
+    """Input dims split around `dim`: {"outer", "extent", "inner"} as C expressions."""
+    d = dim + len(shape) if dim < 0 else dim
+    if not 0 <= d < len(shape):
+        return None
+    return {"outer": product(shape[:d]), "extent": shape[d], "inner": product(shape[d + 1:])}
+
+
+def recognise_op(torch, model, inputs, parameters, outputs):
+    """The op class forward is, or None: only exact, small graphs are recognised, and the starting
+    kernels import writes for a class are checked against the module like any other kernel."""
+    import operator
+    if any(t["dtype"] != "f32" for t in inputs + parameters + outputs) or len(outputs) != 1:
+        return None
+    shapes = [t["shape"].exprs() for t in inputs]
+    if any("//" in d for s in shapes for d in s):
+        return None
+    try:
+        import torch.fx
+        gm = torch.fx.symbolic_trace(model)
+    except Exception:  # forward does what fx cannot trace: no starting kernels, nothing else
+        return None
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    calls = [n for n in gm.graph.nodes if n.op not in ("placeholder", "output", "get_attr")]
+    if any(n.op == "get_attr" for n in gm.graph.nodes) and not parameters:
+        return None
+    names = [node_name(gm, n) for n in calls]
+    x = placeholders[0] if placeholders else None
+    out_shape = outputs[0]["shape"].exprs()
+
+    if len(calls) == 1 and len(inputs) == 1 and calls[0].args and calls[0].args[0] is x:
+        c, name = calls[0], names[0]
+        name = UNARY_MODULES.get(name, name)
+        if name in UNARY and out_shape == shapes[0] and not parameters and \
+                argument(c, 1, "inplace", False) in (False, None) and \
+                (name != "gelu" or argument(c, 1, "approximate", "none") == "none"):
+            return {"class": "elementwise", "fn": name, "expr": UNARY[name],
+                    "elements": product(shapes[0])}
+        if name in ("softmax", "cumsum", "sum", "mean") and not parameters:
+            dim = argument(c, 1, "dim")
+            if type(dim) is not int or argument(c, 2, "dtype") is not None:
+                return None
+            view = line_view(shapes[0], dim)
+            if view is None:
+                return None
+            if name == "softmax" and out_shape == shapes[0]:
+                return dict(view, **{"class": "softmax"})
+            if name == "cumsum" and out_shape == shapes[0]:
+                return dict(view, **{"class": "scan", "fn": "cumsum"})
+            if name in ("sum", "mean"):
+                return dict(view, **{"class": "reduction", "fn": name})
+            return None
+        if name == "LayerNorm" and len(parameters) == 2 and [p["torch_name"].split(".")[-1]
+                                                             for p in parameters] == ["weight", "bias"]:
+            ln = gm.get_submodule(c.target)
+            k = len(ln.normalized_shape)
+            view = line_view(shapes[0], len(shapes[0]) - k)
+            if view is None or k == 0:
+                return None
+            view = dict(view, extent=product(shapes[0][-k:]), inner="1")
+            return dict(view, **{"class": "layernorm", "eps": float(ln.eps)})
+        return None
+
+    if len(calls) == 1 and len(inputs) == 2 and names[0] in ("matmul", "mm") and \
+            list(calls[0].args[:2]) == placeholders[:2] and not parameters:
+        a, b = shapes
+        if len(a) == 2 and len(b) == 2 and a[1] == b[0] and out_shape == [a[0], b[1]]:
+            return {"class": "matmul", "m": a[0], "n": b[1], "k": a[1]}
+        return None
+
+    # RMSNorm written out: x / sqrt(mean(x * x, dim, keepdim=True) + eps).
+    if len(calls) == 5 and len(inputs) == 1 and not parameters and \
+            names == ["mul", "mean", "add", "sqrt", "truediv"]:
+        sq, mean, add, root, div = calls
+        dim = argument(mean, 1, "dim")
+        if type(dim) in (list, tuple) and len(dim) == 1:
+            dim = dim[0]
+        eps = add.args[1] if len(add.args) == 2 else None
+        if list(sq.args) == [x, x] and mean.args[0] is sq and argument(mean, 2, "keepdim") \
+                and type(dim) is int and add.args[0] is mean and isinstance(eps, float) \
+                and root.args[0] is add and list(div.args) == [x, root] and \
+                out_shape == shapes[0]:
+            view = line_view(shapes[0], dim)
+            if view is not None:
+                return dict(view, **{"class": "rmsnorm", "eps": eps})
+    return None
+
+
 # --- Main ---------------------------------------------------------------------------------------
 
 def inspect_problem(path):
@@ -631,6 +762,7 @@ def inspect_problem(path):
              f"({', '.join(str(c['sizes']) for c in size_sets['check'])})")
     size_sets["check"] = kept
 
+    op = recognise_op(torch, build_model(torch, base_globals, 1), inputs, parameters, outputs)
     for t in inputs + parameters + outputs:
         t["shape"] = t["shape"].exprs()
     doc = inspect.getdoc(base_globals["Model"]) or ""
@@ -638,7 +770,7 @@ def inspect_problem(path):
             "sizes": [{"name": n, "value": v} for n, v in sizes],
             "constants": [{"name": n, "value": v} for n, v in constants],
             "inputs": inputs, "parameters": parameters, "outputs": outputs,
-            "size_sets": size_sets, "torch_version": torch.__version__}
+            "size_sets": size_sets, "op": op, "torch_version": torch.__version__}
 
 
 def derive_size_sets(bench, tensors):

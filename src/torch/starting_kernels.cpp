@@ -1,0 +1,162 @@
+#include "torch/starting_kernels.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+namespace kf {
+
+using nlohmann::json;
+
+namespace {
+
+// Each op class the inspector names: the task's op_class (as the library's tasks and rules name
+// it) and its templates, best guess for a CPU first.
+struct OpClass {
+  const char* op_class;
+  std::vector<std::string> templates;
+};
+
+const std::map<std::string, OpClass>& Classes() {
+  static const std::map<std::string, OpClass> all = {
+      {"elementwise", {"elementwise", {"elementwise_items.cl", "elementwise_vec.cl"}}},
+      {"softmax", {"softmax", {"softmax_items.cl", "softmax_rowvec.cl", "softmax_group.cl"}}},
+      {"rmsnorm", {"rmsnorm", {"rmsnorm_items.cl", "rmsnorm_group.cl"}}},
+      {"layernorm", {"layernorm", {"layernorm_items.cl", "layernorm_group.cl"}}},
+      {"reduction", {"reduction", {"reduction_items.cl", "reduction_group.cl"}}},
+      {"scan", {"scan", {"scan_items.cl", "scan_group.cl"}}},
+      {"matmul", {"gemm", {"matmul_items.cl", "matmul_rowvec.cl", "matmul_tiled.cl"}}},
+  };
+  return all;
+}
+
+const OpClass* Find(const json& op) {
+  if (!op.is_object() || !op.contains("class") || !op["class"].is_string()) return nullptr;
+  auto it = Classes().find(op["class"].get<std::string>());
+  return it == Classes().end() ? nullptr : &it->second;
+}
+
+std::string CType(DType t) {
+  switch (t) {
+    case DType::kF16: return "half";
+    case DType::kF32: return "float";
+    case DType::kF64: return "double";
+    case DType::kI32: return "int";
+    case DType::kI64: return "long";
+    case DType::kU8: return "uchar";
+  }
+  return "float";
+}
+
+std::string Parameters(const std::vector<SignatureArg>& args) {
+  std::string out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const SignatureArg& a = args[i];
+    out += i ? ", " : "";
+    if (a.tensor)
+      out += fmt::format("__global {}{}* {}", a.output ? "" : "const ", CType(a.dtype), a.name);
+    else
+      out += CType(a.dtype) + " " + a.name;
+  }
+  return out;
+}
+
+// A size expression, parenthesised unless one word: in an annotation as it is, in the kernel's
+// code computed in 64 bits (the sizes are 32-bit scalars; their product may not be).
+std::string Grouped(const std::string& e, bool code) {
+  if (e.find(' ') == std::string::npos) return e;
+  return code ? "((long)" + e + ")" : "(" + e + ")";
+}
+
+std::string FloatLiteral(double v) {
+  return fmt::format("{:.9g}f", v);
+}
+
+}  // namespace
+
+std::string OpClassOf(const json& op) {
+  const OpClass* c = Find(op);
+  return c ? c->op_class : "torch";
+}
+
+std::vector<std::string> StartingKernelFiles(const json& op) {
+  const OpClass* c = Find(op);
+  return c ? c->templates : std::vector<std::string>{};
+}
+
+std::vector<StartingKernel> StartingKernels(const json& op, const std::vector<SignatureArg>& args,
+                                            size_t inputs, size_t parameters,
+                                            const std::string& templates_dir) {
+  const OpClass* c = Find(op);
+  if (!c) return {};
+  // Placeholders and their values in annotations ([0]) and in code ([1]).
+  std::map<std::string, std::string> words[2];
+  auto set = [&](const std::string& word, const std::string& value) {
+    words[0][word] = words[1][word] = value;
+  };
+  auto size = [&](const std::string& word, const std::string& expr) {
+    words[0][word] = Grouped(expr, false);
+    words[1][word] = Grouped(expr, true);
+  };
+  set("KF_PARAMS", Parameters(args));
+  size_t outputs = inputs + parameters;
+  set("KF_X", args.at(0).name);
+  set("KF_OUT", args.at(outputs).name);
+  std::string cls = op["class"].get<std::string>();
+  if (cls == "matmul") {
+    set("KF_LHS", args.at(0).name);
+    set("KF_RHS", args.at(1).name);
+    size("KF_M", op.at("m").get<std::string>());
+    size("KF_N", op.at("n").get<std::string>());
+    size("KF_K", op.at("k").get<std::string>());
+  } else if (cls == "elementwise") {
+    size("KF_ELEMENTS", op.at("elements").get<std::string>());
+    set("KF_EXPR", op.at("expr").get<std::string>());
+  } else {
+    size("KF_OUTER", op.at("outer").get<std::string>());
+    size("KF_EXTENT", op.at("extent").get<std::string>());
+    size("KF_INNER", op.at("inner").get<std::string>());
+    if (op.contains("eps")) set("KF_EPS", FloatLiteral(op["eps"].get<double>()));
+    set("KF_SCALE",
+        op.value("fn", "") == "mean" ? "(1.0f / (float)" + words[1]["KF_EXTENT"] + ")" : "1.0f");
+    if (cls == "layernorm") {
+      set("KF_WEIGHT", args.at(inputs).name);
+      set("KF_BIAS", args.at(inputs + 1).name);
+    }
+  }
+
+  std::vector<StartingKernel> out;
+  const std::regex placeholder("\\bKF_[A-Z]+\\b");
+  for (const std::string& file : c->templates) {
+    std::ifstream f(templates_dir + "/" + file);
+    std::stringstream text;
+    text << f.rdbuf();
+    if (!f)
+      throw std::runtime_error("cannot read the starting kernel " + templates_dir + "/" + file);
+    std::string filled, line;
+    for (std::istringstream lines(text.str()); std::getline(lines, line);) {
+      const std::map<std::string, std::string>& values = words[line.rfind("// @", 0) == 0 ? 0 : 1];
+      auto done = line.cbegin();
+      for (auto it = std::sregex_iterator(line.begin(), line.end(), placeholder);
+           it != std::sregex_iterator(); ++it) {
+        auto word = values.find(it->str());
+        if (word == values.end())
+          throw std::runtime_error(fmt::format("{}/{}: {} has no value for a {} problem",
+                                               templates_dir, file, it->str(), cls));
+        filled.append(done, line.cbegin() + it->position());
+        filled += word->second;
+        done = line.cbegin() + it->position() + it->length();
+      }
+      filled.append(done, line.cend());
+      filled += "\n";
+    }
+    out.push_back({file, filled});
+  }
+  return out;
+}
+
+}  // namespace kf

@@ -1,0 +1,18 @@
+// 89_cumsum, off by one: correct.cl except that the last element of the last row is 1 too large, so it differs from the
+// module in exactly one element at every size set.
+// (a single launch; a row-parallel scan would take two).
+// @kernel cumsum
+// @grid ceil_div(batch_size, 16)
+// @block 16
+__kernel void cumsum(__global const float* x, __global float* out, int batch_size,
+                     int row_shape_0) {
+  const int row = get_global_id(0);
+  if (row >= batch_size) return;
+  __global const float* in = x + (long)row * row_shape_0;
+  __global float* o = out + (long)row * row_shape_0;
+  float s = 0.0f;
+  for (int j = 0; j < row_shape_0; ++j) {
+    s += in[j];
+    o[j] = s + (row == batch_size - 1 && j == row_shape_0 - 1 ? 1.0f : 0.0f);
+  }
+}

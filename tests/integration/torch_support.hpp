@@ -1,0 +1,59 @@
+#pragma once
+// What the torch-reference integration tests share (cli_import_test.cpp, kernelbench_test.cpp):
+// whether kfoundry will find PyTorch, importing one of the KernelBench problems under
+// tests/data/kernelbench, and `kfoundry eval ... --json` of a kernel against the imported task.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/task.hpp"
+#include "kf_process.hpp"
+
+namespace kf::testing {
+
+inline const std::string kProblems = std::string(KF_TEST_DATA) + "/kernelbench";
+
+// Whether kfoundry will find a python3 with PyTorch (the interpreters it tries, in its order).
+inline bool HaveTorch() {
+  static const bool have = [] {
+    std::vector<std::string> pythons = {"python3", "/usr/bin/python3"};
+    if (const char* env = std::getenv("KF_PYTHON"); env && *env) pythons = {env};
+    for (const std::string& p : pythons) {
+      if (std::system(fmt::format("{} -c 'import torch' >/dev/null 2>&1", p).c_str()) == 0)
+        return true;
+    }
+    return false;
+  }();
+  return have;
+}
+
+#define REQUIRE_TORCH()                                               \
+  if (!::kf::testing::HaveTorch())                                    \
+  GTEST_SKIP() << "no python3 with PyTorch (Debian: python3-torch); " \
+                  "kfoundry import needs it"
+
+#define REQUIRE_TORCH_AND_OPENCL() \
+  REQUIRE_TORCH();                 \
+  if (!::kf::testing::HasBackend("opencl")) GTEST_SKIP() << "no OpenCL device (PoCL)"
+
+// `kfoundry import` of tests/data/kernelbench/PROBLEM.py into DIR/task, loaded back.
+inline Task ImportKernelBench(const std::string& problem, const std::string& dir) {
+  KfResult r = RunKfoundry(fmt::format("import {}/{}.py -o {}", kProblems, problem, dir + "/task"));
+  EXPECT_EQ(r.exit_code, 0) << problem << ": " << r.err;
+  return LoadTask(dir + "/task");
+}
+
+// `kfoundry eval TASK KERNEL --device opencl --json`, quick settings; the answer parsed (null when
+// the output is not JSON).
+inline nlohmann::json EvalJson(const std::string& task, const std::string& kernel, KfResult* result,
+                               const std::string& env = "") {
+  *result = RunKfoundry(
+      fmt::format("eval {} {} --device opencl --json --runs 10 --warmup 1", task, kernel), env);
+  return nlohmann::json::parse(result->out, nullptr, false);
+}
+
+}  // namespace kf::testing
