@@ -162,8 +162,8 @@ TEST(Kernel, SeveralKernelBlocksAreLaunchedInFileOrderWithTheirOwnRules) {
   EXPECT_EQ(k.launches[0].entry, "scan_chunks");
   EXPECT_EQ(k.launches[1].entry, "add_offsets");
   EXPECT_EQ(k.EntryNames(), "scan_chunks,add_offsets");
-  EXPECT_EQ(k.launches[0].entry_line, 5);
-  EXPECT_EQ(k.launches[1].grid_line, 12);
+  EXPECT_EQ(k.launches[0].entry_line, 6);
+  EXPECT_EQ(k.launches[1].grid_line, 13);
   Env env;
   env.Set("R", 3);
   env.Set("C", 333);
@@ -221,8 +221,8 @@ TEST(Kernel, MalformedLaunchesAndScratchNameFileLineAndField) {
   EXPECT_NE(e.find("k.cl:4: @scratch:"), std::string::npos) << e;
   e = ErrorOf("k.cl", head + "// @scratch s f32 N\n// @scratch s i32 2\n" + entry);
   EXPECT_NE(e.find("k.cl:5: @scratch: scratch buffer 's' declared twice"), std::string::npos) << e;
-  e = ErrorOf("k.cl", head + "// @scratch s float N\n" + entry);
-  EXPECT_NE(e.find("k.cl:4: @scratch: unknown element type 'float'"), std::string::npos) << e;
+  e = ErrorOf("k.cl", head + "// @scratch s quad N\n" + entry);
+  EXPECT_NE(e.find("k.cl:4: @scratch: unknown element type 'quad'"), std::string::npos) << e;
   e = ErrorOf("k.cl", head + "// @scratch s f32\n" + entry);
   EXPECT_NE(e.find("k.cl:4: @scratch: empty expression"), std::string::npos) << e;
   // A size the task does not have: at the @scratch line.
