@@ -1,6 +1,12 @@
 #include "backend/device.hpp"
 
+#include <fmt/format.h>
+
 namespace kf {
+
+std::string StepPrefix(size_t step, size_t steps) {
+  return steps > 1 ? fmt::format("launch {} of {}: ", step + 1, steps) : "";
+}
 
 DeviceStatus RoundTripProbe(Device& device, BufferHandle* probe) {
   static uint32_t round = 0;

@@ -63,9 +63,16 @@ class LoadedKernel {
   virtual KernelResources resources() const = 0;
 };
 
+// One launch of a sequence: a loaded kernel (not owned) and its geometry. A candidate of several
+// entry points is several steps, launched in order on the same arguments and timed as one.
+struct LaunchStep {
+  LoadedKernel* kernel = nullptr;
+  Launch launch;
+};
+
 struct LaunchResult {
   DeviceStatus status = DeviceStatus::Ok();
-  double elapsed_ms = 0.0;  // device-event time of the launch alone
+  double elapsed_ms = 0.0;  // device-event time of the launches alone, first start to last end
 };
 
 class Device {
@@ -74,7 +81,9 @@ class Device {
   virtual const DeviceInfo& info() const = 0;
 
   virtual CompileResult Compile(const CompileRequest& request) = 0;
-  virtual std::unique_ptr<LoadedKernel> Load(const Artifact& artifact, std::string* error) = 0;
+  // Loads the kernel `symbol` (one of `artifact.symbols`) of a compiled module.
+  virtual std::unique_ptr<LoadedKernel> Load(const Artifact& artifact, const std::string& symbol,
+                                             std::string* error) = 0;
 
   virtual DeviceStatus Alloc(size_t bytes, BufferHandle* out) = 0;
   virtual void Free(BufferHandle buffer) = 0;
@@ -82,9 +91,9 @@ class Device {
   virtual DeviceStatus Read(BufferHandle buffer, void* dst, size_t bytes) = 0;
   virtual DeviceStatus Fill(BufferHandle buffer, uint32_t pattern, size_t bytes) = 0;
 
-  // Launches and waits for completion; the launch is timed with device events.
-  virtual LaunchResult Run(LoadedKernel& kernel, std::span<const KernelArg> args,
-                           const Launch& launch) = 0;
+  // Launches the steps in order and waits for completion; timed with device events from the start
+  // of the first to the end of the last. A failure names the step when there are several.
+  virtual LaunchResult Run(std::span<const LaunchStep> steps, std::span<const KernelArg> args) = 0;
   // Evicts the last-level cache (writes a scratch buffer of twice its size) and waits.
   virtual DeviceStatus FlushCache() = 0;
 
@@ -97,10 +106,10 @@ class Device {
   virtual size_t ViewAlignment() const = 0;
   virtual DeviceStatus Enqueue(LoadedKernel& kernel, std::span<const KernelArg> args,
                                const Launch& launch) = 0;
-  // The same, timed with device events into `slot` (0, 1, ...): ElapsedMs reads it after a
-  // Synchronize.
-  virtual DeviceStatus EnqueueTimed(LoadedKernel& kernel, std::span<const KernelArg> args,
-                                    const Launch& launch, int slot) = 0;
+  // Enqueues the steps in order, timed together with device events (the first's start to the
+  // last's end) into `slot` (0, 1, ...): ElapsedMs reads it after a Synchronize.
+  virtual DeviceStatus EnqueueTimed(std::span<const LaunchStep> steps,
+                                    std::span<const KernelArg> args, int slot) = 0;
   virtual DeviceStatus ElapsedMs(int slot, double* ms) = 0;
   virtual DeviceStatus EnqueueFlushCache() = 0;
   virtual DeviceStatus Synchronize() = 0;
@@ -142,6 +151,14 @@ class DeviceBuffer {
   BufferHandle handle_ = 0;
   size_t bytes_ = 0;
 };
+
+// A single launch as a sequence of one step.
+inline std::vector<LaunchStep> OneStep(LoadedKernel& kernel, Launch launch) {
+  return {LaunchStep{&kernel, std::move(launch)}};
+}
+// "launch 2 of 3: " where a sequence has several steps, "" where it has one: the prefix of a
+// failure's message.
+std::string StepPrefix(size_t step, size_t steps);
 
 // Fills and reads back a small buffer (allocated on the first call into `*probe`, kept by the
 // device): the second half of every HealthCheck.

@@ -250,8 +250,8 @@ int ServeBuilds(const WorkerArgs& a, const std::string& self, const AmqpUrl& url
                  const std::function<void(std::optional<CompileResult>)>& done) {
       CompileResult built;
       built.ok = true;
-      built.artifact.symbol = request.entry;
-      const std::string text = "fake binary of " + request.entry;
+      built.artifact.symbols = request.entries;
+      const std::string text = "fake binary of " + request.entries.front();
       for (char c : text) built.artifact.binary.push_back(static_cast<std::byte>(c));
       done(std::move(built));
     };

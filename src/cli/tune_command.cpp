@@ -236,7 +236,7 @@ int RunLive(const TuneArgs& a, const std::string& self) {
     for (const TraceEntry& e : o.session->trace()) records[e.point] = e.result;
     RuleContext context = device.context;
     context.defaults = kernel.ResolveConfig({});
-    WriteKernelTunerCache(a.record, *o.space, records, kernel.entry, first.Label(),
+    WriteKernelTunerCache(a.record, *o.space, records, kernel.EntryNames(), first.Label(),
                           RuleContextToJson(context));
   }
   return Report(a, o);

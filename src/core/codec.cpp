@@ -266,13 +266,13 @@ DeviceInfo DeviceInfoFromJson(const nlohmann::json& j) {
 nlohmann::json CompileRequestToJson(const CompileRequest& r) {
   nlohmann::json defines = nlohmann::json::array();
   for (const auto& [k, v] : r.defines) defines.push_back({k, v});
-  return {{"source", r.source}, {"entry", r.entry}, {"defines", defines}};
+  return {{"source", r.source}, {"entries", r.entries}, {"defines", defines}};
 }
 
 CompileRequest CompileRequestFromJson(const nlohmann::json& j) {
   CompileRequest r;
   r.source = j.at("source").get<std::string>();
-  r.entry = j.at("entry").get<std::string>();
+  r.entries = j.at("entries").get<std::vector<std::string>>();
   for (const auto& d : j.at("defines"))
     r.defines.emplace_back(d.at(0).get<std::string>(), d.at(1).get<std::string>());
   return r;
@@ -283,7 +283,7 @@ nlohmann::json CompileResultToJson(const CompileResult& r) {
           {"log", r.log},
           {"cache_hit", r.cache_hit},
           {"binary", Base64Encode(r.artifact.binary)},
-          {"symbol", r.artifact.symbol},
+          {"symbols", r.artifact.symbols},
           {"listing", r.artifact.listing}};
 }
 
@@ -293,7 +293,7 @@ CompileResult CompileResultFromJson(const nlohmann::json& j) {
   r.log = j.value("log", "");
   r.cache_hit = j.value("cache_hit", false);
   r.artifact.binary = Base64Decode(j.value("binary", ""));
-  r.artifact.symbol = j.value("symbol", "");
+  r.artifact.symbols = j.value("symbols", std::vector<std::string>{});
   r.artifact.listing = j.value("listing", "");
   return r;
 }

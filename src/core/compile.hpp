@@ -1,6 +1,6 @@
 #pragma once
-// Compiling as values: what to compile (source, entry point, -D defines) and what came out (the
-// binary, the symbol to look up, an intermediate listing the classifier reads, the log). A
+// Compiling as values: what to compile (source, entry points, -D defines) and what came out (the
+// binary, the symbols to look up, an intermediate listing the classifier reads, the log). A
 // builder process and an executor exchange these through their JSON codecs.
 
 #include <cstddef>
@@ -10,16 +10,17 @@
 
 namespace kf {
 
-// A compiled kernel as bytes plus the symbol to look up (CUDA lowers C++ names).
+// A compiled module as bytes plus the symbol to look up for each entry point of its request, in
+// the request's order (CUDA lowers C++ names). One module holds every entry point of a kernel.
 struct Artifact {
   std::vector<std::byte> binary;
-  std::string symbol;
+  std::vector<std::string> symbols;
   std::string listing;  // an intermediate text the classifier reads (PTX for CUDA), or ""
 };
 
 struct CompileRequest {
   std::string source;
-  std::string entry;
+  std::vector<std::string> entries;  // one or more, each looked up in the compiled module
   std::vector<std::pair<std::string, std::string>> defines;
 };
 

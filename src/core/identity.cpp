@@ -23,8 +23,8 @@ std::string Hash(char prefix, const std::string& material) {
 }  // namespace
 
 std::string KernelId(const Kernel& kernel) {
-  return Hash(
-      'k', std::string(LanguageName(kernel.language)) + "\n" + kernel.entry + "\n" + kernel.source);
+  return Hash('k', std::string(LanguageName(kernel.language)) + "\n" + kernel.EntryNames() + "\n" +
+                       kernel.source);
 }
 
 std::string CandidateId(const std::string& kernel_id, const Config& config) {

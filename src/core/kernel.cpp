@@ -60,9 +60,14 @@ std::vector<std::string> SplitTopLevel(std::string_view s) {
   return out;
 }
 
+// Reads the annotation lines of one file. With one @kernel the launch rule may stand anywhere in
+// the file (as it always could); with several, each @grid/@block/@shared belongs to the @kernel
+// above it.
 class AnnotationParser {
  public:
-  AnnotationParser(Kernel& kernel) : k_(kernel) {}
+  AnnotationParser(Kernel& kernel, bool several) : k_(kernel), several_(several) {
+    if (!several_) k_.launches.emplace_back();
+  }
 
   void Line(int line_no, std::string_view directive, std::string_view rest) {
     line_ = line_no;
@@ -70,33 +75,43 @@ class AnnotationParser {
     std::string body = Trim(rest);
     if (directive == "kernel") {
       if (!IsIdentifier(body)) Fail("expected an entry-point name, got '" + body + "'");
-      if (!k_.entry.empty()) Fail("entry point declared twice");
-      k_.entry = body;
-      k_.entry_line = line_no;
+      for (const LaunchRule& other : k_.launches) {
+        if (other.entry == body) Fail("entry point '" + body + "' declared twice");
+      }
+      if (several_) k_.launches.emplace_back();
+      if (!k_.launches.back().entry.empty()) Fail("entry point declared twice");
+      k_.launches.back().entry = body;
+      k_.launches.back().entry_line = line_no;
     } else if (directive == "grid" || directive == "block") {
-      auto& dims = directive == "grid" ? k_.grid : k_.block;
+      LaunchRule& l = Current();
+      auto& dims = directive == "grid" ? l.grid : l.block;
       if (!dims.empty()) Fail("declared twice");
       for (const std::string& part : SplitTopLevel(body)) dims.push_back(ParseExpr(part));
       if (dims.empty() || dims.size() > 3) Fail("expected 1 to 3 comma-separated expressions");
-      (directive == "grid" ? k_.grid_line : k_.block_line) = line_no;
+      (directive == "grid" ? l.grid_line : l.block_line) = line_no;
     } else if (directive == "shared") {
+      LaunchRule& l = Current();
       if (k_.language != Language::kCuda) {
         Fail(
             "dynamic shared memory is CUDA only; an OpenCL kernel declares its __local arrays "
             "with a size known at compile time (a @param)");
       }
-      if (k_.shared) Fail("declared twice");
+      if (l.shared) Fail("declared twice");
       std::vector<std::string> parts = SplitTopLevel(body);
       if (parts.size() != 1) Fail("expected one expression: the bytes per block");
-      k_.shared = ParseExpr(parts[0]);
-      k_.shared_line = line_no;
+      l.shared = ParseExpr(parts[0]);
+      l.shared_line = line_no;
+    } else if (directive == "scratch") {
+      ParseScratch(body);
     } else if (directive == "param") {
       ParseParam(body);
     } else if (directive == "constraint") {
       k_.constraints.push_back(ParseExpr(body));
       k_.constraint_lines.push_back(line_no);
     } else {
-      Fail("unknown annotation (expected @kernel, @grid, @block, @shared, @param or @constraint)");
+      Fail(
+          "unknown annotation (expected @kernel, @grid, @block, @shared, @scratch, @param or "
+          "@constraint)");
     }
   }
 
@@ -112,6 +127,37 @@ class AnnotationParser {
     } catch (const ExprError& e) {
       Fail(e.what());
     }
+  }
+
+  // The launch a @grid, @block or @shared line belongs to.
+  LaunchRule& Current() const {
+    if (k_.launches.empty()) {
+      Fail(
+          "comes before any @kernel: in a file of several launches, each @grid, @block and "
+          "@shared follows the @kernel it belongs to");
+    }
+    return k_.launches.back();
+  }
+
+  // NAME TYPE COUNT: a scratch buffer of COUNT elements of TYPE.
+  void ParseScratch(const std::string& body) {
+    std::istringstream in(body);
+    ScratchSpec scratch;
+    scratch.line = line_;
+    std::string type;
+    in >> scratch.name >> type;
+    if (!IsIdentifier(scratch.name)) Fail("expected 'NAME TYPE COUNT', got '" + body + "'");
+    std::optional<DType> dtype = ParseDType(type);
+    if (!dtype)
+      Fail("unknown element type '" + type + "' of scratch buffer '" + scratch.name + "'");
+    scratch.dtype = *dtype;
+    std::string count;
+    std::getline(in, count);
+    scratch.count = ParseExpr(Trim(count));
+    for (const ScratchSpec& other : k_.scratch) {
+      if (other.name == scratch.name) Fail("scratch buffer '" + scratch.name + "' declared twice");
+    }
+    k_.scratch.push_back(std::move(scratch));
   }
 
   // NAME in [v1, v2, ...] [default V]   or   NAME in range(a, b[, step]) [default V]
@@ -173,6 +219,7 @@ class AnnotationParser {
   }
 
   Kernel& k_;
+  bool several_;
   int line_ = 0;
   std::string directive_;
 };
@@ -188,23 +235,23 @@ bool IsWordChar(char c) {
 
 // The entry point's definition line, and the last identifier of each of its parameters with
 // its line.
-void FindEntryArgs(Kernel& k) {
-  std::optional<std::pair<size_t, size_t>> list = EntryParamList(k.source, k.entry);
+void FindEntryArgs(const std::string& source, LaunchRule& k) {
+  std::optional<std::pair<size_t, size_t>> list = EntryParamList(source, k.entry);
   if (!list) return;
-  k.definition_line = LineAt(k.source, list->first);
+  k.definition_line = LineAt(source, list->first);
   // Each top-level comma ends a parameter; its name is the last identifier before it.
   auto add_name = [&](size_t end) {
     size_t e = end;
-    while (e > list->first && !IsWordChar(k.source[e - 1])) --e;
+    while (e > list->first && !IsWordChar(source[e - 1])) --e;
     size_t b = e;
-    while (b > list->first && IsWordChar(k.source[b - 1])) --b;
+    while (b > list->first && IsWordChar(source[b - 1])) --b;
     if (e == b) return;
-    k.arg_names.push_back(k.source.substr(b, e - b));
-    k.arg_lines.push_back(LineAt(k.source, b));
+    k.arg_names.push_back(source.substr(b, e - b));
+    k.arg_lines.push_back(LineAt(source, b));
   };
   int depth = 0;
   for (size_t i = list->first; i < list->second; ++i) {
-    char c = k.source[i];
+    char c = source[i];
     if (c == '(' || c == '[' || c == '<') ++depth;
     if (c == ')' || c == ']' || c == '>') --depth;
     if (c == ',' && depth == 0) add_name(i);
@@ -265,7 +312,11 @@ Kernel ParseKernel(const std::string& path, std::string source) {
     throw InputError(path, 0, "file name",
                      "kernel sources end in .cu (CUDA C++) or .cl (OpenCL C)");
   }
-  AnnotationParser parser(k);
+  struct Annotation {
+    int line;
+    std::string directive, rest;
+  };
+  std::vector<Annotation> annotations;
   std::istringstream lines(k.source);
   std::string line;
   int line_no = 0;
@@ -278,42 +329,70 @@ Kernel ParseKernel(const std::string& path, std::string source) {
     size_t word_end = at + 1;
     while (word_end < line.size() && std::isalpha(static_cast<unsigned char>(line[word_end])))
       ++word_end;
-    parser.Line(line_no, std::string_view(line).substr(at + 1, word_end - at - 1),
-                std::string_view(line).substr(word_end));
+    annotations.push_back({line_no, line.substr(at + 1, word_end - at - 1), line.substr(word_end)});
   }
-  if (k.entry.empty())
+  const auto kernels = std::count_if(annotations.begin(), annotations.end(),
+                                     [](const Annotation& a) { return a.directive == "kernel"; });
+  AnnotationParser parser(k, kernels > 1);
+  for (const Annotation& a : annotations) parser.Line(a.line, a.directive, a.rest);
+  if (k.launches.empty() || k.launches.front().entry.empty())
     throw InputError(path, 0, "@kernel", "no '// @kernel NAME' annotation naming the entry point");
-  if (k.grid.empty()) throw InputError(path, 0, "@grid", "no '// @grid ...' launch rule");
-  if (k.block.empty()) throw InputError(path, 0, "@block", "no '// @block ...' launch rule");
-  if (k.grid.size() != k.block.size()) {
-    throw InputError(path, k.grid_line, "@grid",
-                     "grid and block must have the same number of dimensions");
+  for (LaunchRule& l : k.launches) {
+    const std::string which = k.launches.size() > 1 ? " for entry point " + l.entry : "";
+    if (l.grid.empty())
+      throw InputError(path, l.entry_line, "@grid", "no '// @grid ...' launch rule" + which);
+    if (l.block.empty())
+      throw InputError(path, l.entry_line, "@block", "no '// @block ...' launch rule" + which);
+    if (l.grid.size() != l.block.size()) {
+      throw InputError(path, l.grid_line, "@grid",
+                       "grid and block must have the same number of dimensions");
+    }
+    FindEntryArgs(k.source, l);
   }
-  FindEntryArgs(k);
   return k;
 }
 
-void CheckEntryArgs(const Kernel& kernel, const std::vector<std::string>& args,
+std::string Kernel::EntryNames() const {
+  std::string out;
+  for (const LaunchRule& l : launches) out += (out.empty() ? "" : ",") + l.entry;
+  return out;
+}
+
+CompileRequest CompileRequestFor(const Kernel& kernel, const Config& config) {
+  CompileRequest request;
+  request.source = kernel.source;
+  for (const LaunchRule& l : kernel.launches) request.entries.push_back(l.entry);
+  request.defines.assign(config.begin(), config.end());
+  return request;
+}
+
+void CheckEntryArgs(const Kernel& kernel, const std::vector<std::string>& task_args,
                     const std::string& owner) {
-  const std::string field = "entry point " + kernel.entry;
-  if (kernel.definition_line == 0) {
-    throw InputError(kernel.path, kernel.entry_line, field,
-                     "no kernel definition named '" + kernel.entry + "' was found");
-  }
-  if (kernel.arg_names.size() != args.size()) {
-    throw InputError(kernel.path, kernel.definition_line, field,
-                     fmt::format("takes {} arguments; {} passes {}", kernel.arg_names.size(), owner,
-                                 args.size()));
-  }
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& want = args[i];
-    const std::string& got = kernel.arg_names[i];
-    bool ok = got == want || (got.size() > want.size() && got.compare(0, want.size(), want) == 0 &&
-                              got[want.size()] == '_');
-    if (!ok) {
-      throw InputError(
-          kernel.path, kernel.arg_lines[i], field,
-          fmt::format("argument {} is '{}'; the task passes '{}' there", i + 1, got, want));
+  std::vector<std::string> args = task_args;
+  for (const ScratchSpec& s : kernel.scratch) args.push_back(s.name);
+  const std::string passes =
+      kernel.scratch.empty() ? owner : owner + " and the kernel's @scratch buffers";
+  for (const LaunchRule& launch : kernel.launches) {
+    const std::string field = "entry point " + launch.entry;
+    if (launch.definition_line == 0) {
+      throw InputError(kernel.path, launch.entry_line, field,
+                       "no kernel definition named '" + launch.entry + "' was found");
+    }
+    if (launch.arg_names.size() != args.size()) {
+      throw InputError(kernel.path, launch.definition_line, field,
+                       fmt::format("takes {} arguments; {} pass{} {}", launch.arg_names.size(),
+                                   passes, kernel.scratch.empty() ? "es" : "", args.size()));
+    }
+    for (size_t i = 0; i < args.size(); ++i) {
+      const std::string& want = args[i];
+      const std::string& got = launch.arg_names[i];
+      bool ok = got == want || (got.size() > want.size() &&
+                                got.compare(0, want.size(), want) == 0 && got[want.size()] == '_');
+      if (!ok) {
+        throw InputError(kernel.path, launch.arg_lines[i], field,
+                         fmt::format("argument {} is '{}'; the {} passes '{}' there", i + 1, got,
+                                     i < task_args.size() ? "task" : "kernel's @scratch", want));
+      }
     }
   }
 }
@@ -331,9 +410,13 @@ void CheckKernelNames(const Kernel& kernel, const std::vector<std::string>& size
                        fmt::format("{}; {} may read {}", error.what(), which, JoinNames(names)));
     }
   };
-  for (const Expr& e : kernel.grid) check(e, known, kernel.grid_line, "@grid", "a launch rule");
-  for (const Expr& e : kernel.block) check(e, known, kernel.block_line, "@block", "a launch rule");
-  if (kernel.shared) check(*kernel.shared, known, kernel.shared_line, "@shared", "a launch rule");
+  for (const LaunchRule& l : kernel.launches) {
+    for (const Expr& e : l.grid) check(e, known, l.grid_line, "@grid", "a launch rule");
+    for (const Expr& e : l.block) check(e, known, l.block_line, "@block", "a launch rule");
+    if (l.shared) check(*l.shared, known, l.shared_line, "@shared", "a launch rule");
+  }
+  for (const ScratchSpec& s : kernel.scratch)
+    check(s.count, known, s.line, "@scratch", "a scratch size");
   std::vector<std::string> constraint_names = known;
   constraint_names.insert(constraint_names.end(), constraint_extras.begin(),
                           constraint_extras.end());

@@ -78,10 +78,7 @@ void BuildWorker::Take(const Delivery& delivery) {
     forward(std::nullopt);  // compiled where it runs instead
     return;
   }
-  std::vector<std::pair<std::string, std::string>> defines(job.candidate.config.begin(),
-                                                           job.candidate.config.end());
-  CompileRequest request{job.candidate.kernel.source, job.candidate.kernel.entry,
-                         std::move(defines)};
+  CompileRequest request = CompileRequestFor(job.candidate.kernel, job.candidate.config);
   compile_(*job.target, std::move(request), std::move(forward));
 }
 

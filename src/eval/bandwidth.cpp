@@ -42,13 +42,13 @@ std::string CacheFile(const CompileCache& cache, const DeviceInfo& d) {
 double MeasureCopyBandwidth(Device& device, const CompileCache& cache, size_t bytes,
                             std::string* error) {
   const DeviceInfo& info = device.info();
-  CompileRequest req{info.backend == "cuda" ? kCopyCuda : kCopyOpenCL, "kf_copy", {}};
+  CompileRequest req{info.backend == "cuda" ? kCopyCuda : kCopyOpenCL, {"kf_copy"}, {}};
   CompileResult compiled = CompileCached(device, cache, req);
   if (!compiled.ok) {
     *error = "copy kernel failed to compile: " + compiled.log;
     return 0;
   }
-  auto kernel = device.Load(compiled.artifact, error);
+  auto kernel = device.Load(compiled.artifact, compiled.artifact.symbols.front(), error);
   if (!kernel) return 0;
   bytes &= ~size_t{15};
   BufferHandle src = 0, dst = 0;
@@ -71,10 +71,10 @@ double MeasureCopyBandwidth(Device& device, const CompileCache& cache, size_t by
   args[1] = {KernelArg::Kind::kBuffer, dst};
   args[2].kind = KernelArg::Kind::kI64;
   args[2].i64 = n;
-  Launch launch{{groups}, {block}};
+  const std::vector<LaunchStep> launch = OneStep(*kernel, Launch{{groups}, {block}});
   std::vector<double> samples;
   for (int i = 0; i < 13; ++i) {
-    LaunchResult r = device.Run(*kernel, args, launch);
+    LaunchResult r = device.Run(launch, args);
     if (!r.status.ok()) {
       *error = r.status.message();
       return 0;

@@ -1,6 +1,7 @@
 #include "eval/compile_cache.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -15,7 +16,7 @@ namespace kf {
 namespace fs = std::filesystem;
 
 namespace {
-constexpr const char* kFormat = "KFART2";  // magic, symbol, listing size, listing, binary
+constexpr const char* kFormat = "KFART2";  // magic, symbols, listing size, listing, binary
 // Part of every key: changed when the same device and request come to compile to something else
 // (2: CUDA devices of compute capability 9.0 and 10.0 build for sm_90a and sm_100a, no longer for
 // sm_90 and sm_100), so no artifact of the old target is found under a new key.
@@ -39,7 +40,7 @@ CompileCache::CompileCache(std::string dir) : dir_(std::move(dir)) {
 std::string CompileCache::Key(const DeviceInfo& d, const CompileRequest& r) const {
   std::string material =
       fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n", kFormat, kKeyVersion, d.backend, d.name,
-                  d.arch, d.driver_version, d.compiler_version, r.entry);
+                  d.arch, d.driver_version, d.compiler_version, fmt::join(r.entries, ","));
   for (const auto& [k, v] : r.defines) material += fmt::format("-D{}={}\n", k, v);
   material += r.source;
   XXH128_hash_t h = XXH3_128bits(material.data(), material.size());
@@ -69,7 +70,9 @@ std::optional<Artifact> CompileCache::Get(const std::string& key) const {
   std::string bytes = rest.str();
   if (bytes.empty()) return std::nullopt;
   Artifact a;
-  a.symbol = symbol;
+  // The symbols, one per entry point, separated by spaces (no symbol holds one).
+  std::istringstream words(symbol);
+  for (std::string word; words >> word;) a.symbols.push_back(word);
   a.listing = std::move(listing);
   a.binary.resize(bytes.size());
   std::memcpy(a.binary.data(), bytes.data(), bytes.size());
@@ -84,7 +87,7 @@ void CompileCache::Put(const std::string& key, const Artifact& artifact) const {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return;
     out << kFormat << '\n'
-        << artifact.symbol << '\n'
+        << fmt::format("{}", fmt::join(artifact.symbols, " ")) << '\n'
         << artifact.listing.size() << '\n'
         << artifact.listing;
     out.write(reinterpret_cast<const char*>(artifact.binary.data()),

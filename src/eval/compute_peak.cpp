@@ -107,10 +107,10 @@ std::vector<Probe> ProbesFor(const std::string& backend) {
 // GFLOP/s of one probe: the best of a few launches, grown until one takes a few milliseconds.
 double MeasureProbe(Device& device, const CompileCache& cache, const Probe& probe) {
   const DeviceInfo& info = device.info();
-  CompileResult compiled = CompileCached(device, cache, {probe.source, "kf_peak_fma", {}});
+  CompileResult compiled = CompileCached(device, cache, {probe.source, {"kf_peak_fma"}, {}});
   if (!compiled.ok) return 0;  // the class is absent (no cl_khr_fp16, no tensor cores)
   std::string error;
-  auto kernel = device.Load(compiled.artifact, &error);
+  auto kernel = device.Load(compiled.artifact, compiled.artifact.symbols.front(), &error);
   if (!kernel) return 0;
   const int64_t block = std::min<int64_t>(128, std::max<int64_t>(1, info.max_work_group_size));
   const int64_t groups =
@@ -128,7 +128,7 @@ double MeasureProbe(Device& device, const CompileCache& cache, const Probe& prob
   double best = 0;
   for (int iters = 256, runs = 0; runs < 12 && iters < (1 << 24);) {
     args[1].i32 = iters;
-    LaunchResult r = device.Run(*kernel, args, Launch{{groups}, {block}});
+    LaunchResult r = device.Run(OneStep(*kernel, Launch{{groups}, {block}}), args);
     if (!r.status.ok()) return 0;
     if (r.elapsed_ms < 5) {  // too short to time: more iterations
       iters *= 4;

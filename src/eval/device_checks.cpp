@@ -43,22 +43,38 @@ bool MedianWithin(std::vector<double> v, double target) {
 
 }  // namespace
 
-Evaluator::Timing Evaluator::TimeLaunches(LoadedKernel* candidate, const Launch& launch,
+bool Evaluator::CandidateSteps(const Kernel& kernel, const Config& config,
+                               const LoadedKernels& loaded, DeviceWorkspace& ws,
+                               const std::string& where, Evaluation& ev,
+                               std::vector<LaunchStep>* steps) {
+  try {
+    ws.UseScratch(kernel, ScratchCounts(kernel, config, ws.env()));
+    *steps = MakeSteps(kernel, loaded, config, ws.env());
+  } catch (const ExprError& e) {
+    return Fail(ev, Status::kInvalidConfig, fmt::format("launch rule ({}): {}", where, e.what()));
+  }
+  return true;
+}
+
+Evaluator::Timing Evaluator::TimeLaunches(const std::vector<LaunchStep>* candidate,
                                           DeviceWorkspace& ws, bool with_baseline,
                                           const EvalSettings& s) {
   Timing t;
   with_baseline = with_baseline && candidate && baseline_;
-  const Launch base_launch =
-      baseline_ ? MakeLaunch(baseline_->kernel, baseline_->config, ws.env()) : Launch{};
-  LoadedKernel& timed = candidate ? *candidate : *baseline_->loaded;
-  const Launch& timed_launch = candidate ? launch : base_launch;
+  const std::vector<LaunchStep> base_steps =
+      baseline_ ? MakeSteps(baseline_->kernel, baseline_->loaded, baseline_->config, ws.env())
+                : std::vector<LaunchStep>{};
+  const std::vector<LaunchStep>& timed = candidate ? *candidate : base_steps;
+  const std::span<const KernelArg> timed_args =
+      candidate ? std::span<const KernelArg>(ws.candidate_args()) : ws.task_args();
   const auto start = std::chrono::steady_clock::now();
   double candidate_ms = 0;
   for (int done = 0; done < s.warmup_runs + s.max_runs;) {
     const int batch = std::min(kBatch, s.warmup_runs + s.max_runs - done);
     // Said before the launches are enqueued: a device may start them at once.
     if (candidate) {
-      CandidatePhase(batch * (with_baseline ? 2 : 1), launch);
+      CandidatePhase(batch * (static_cast<int>(candidate->size()) + (with_baseline ? 1 : 0)),
+                     *candidate);
     } else {
       Phase(EvalPhase::kLaunch, batch, "baseline");
     }
@@ -67,13 +83,12 @@ Evaluator::Timing Evaluator::TimeLaunches(LoadedKernel* candidate, const Launch&
       if (with_baseline) {  // the baseline first, so the last output is the candidate's
         ws.PrepareCandidate();
         Must(device_.EnqueueFlushCache(), "flushing the cache");
-        Must(device_.EnqueueTimed(*baseline_->loaded, ws.candidate_args(), base_launch, slot++),
+        Must(device_.EnqueueTimed(base_steps, ws.task_args(), slot++),
              "the task's baseline kernel");
       }
       ws.PrepareCandidate();
       Must(device_.EnqueueFlushCache(), "flushing the cache");
-      if (DeviceStatus e = device_.EnqueueTimed(timed, ws.candidate_args(), timed_launch, slot++);
-          !e.ok()) {
+      if (DeviceStatus e = device_.EnqueueTimed(timed, timed_args, slot++); !e.ok()) {
         t.error = e.message();
         return t;
       }
@@ -127,7 +142,7 @@ const Evaluator::ReusedTiming& Evaluator::ReusedBaselines(DeviceWorkspace& ws,
     own.time_to_beat_ms = 0;
     own.min_runs = std::max(own.min_runs, 10);
     if (kernel) {
-      Timing t = TimeLaunches(nullptr, Launch{}, ws, false, own);
+      Timing t = TimeLaunches(nullptr, ws, false, own);
       if (!t.error.empty()) throw ToolError("the task's baseline kernel failed: " + t.error);
       fresh.kernel = Summarize(t.candidate);
     }
@@ -147,7 +162,7 @@ void Evaluator::GhostReplay(DeviceWorkspace& ws, const std::function<void()>& ru
   ScrubReferences();
   ws.PrepareCandidate();
   Phase(EvalPhase::kHost, 1, "ghost");
-  Must(device_.Enqueue(*ghost_, ws.candidate_args(), Launch{{1}, {1}}), "the ghost replay");
+  Must(device_.Enqueue(*ghost_, ws.task_args(), Launch{{1}, {1}}), "the ghost replay");
   run_reference();
   LaunchInspection seen;
   Must(ws.Inspect(false, tolerance, &seen), "inspecting the ghost replay");
@@ -163,8 +178,9 @@ void Evaluator::GhostReplay(DeviceWorkspace& ws, const std::function<void()>& ru
       where));
 }
 
-bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
-                              const EvalSettings& settings, Evaluation& ev) {
+bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config,
+                              const LoadedKernels& loaded, const EvalSettings& settings,
+                              Evaluation& ev) {
   const DeviceInfo& info = device_.info();
   Figures figures;
   bool ghost_replayed = false;
@@ -187,22 +203,17 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
         GhostReplay(ws, run_reference, tolerance, where);
         ghost_replayed = true;
       }
-      Launch launch;
-      try {
-        launch = MakeLaunch(kernel, config, ws.env());
-      } catch (const ExprError& e) {
-        return Fail(ev, Status::kInvalidConfig,
-                    fmt::format("launch rule ({}): {}", where, e.what()));
-      }
+      std::vector<LaunchStep> steps;
+      if (!CandidateSteps(kernel, config, loaded, ws, where, ev, &steps)) return false;
       auto run_candidate = [&]() {
         ws.PrepareCandidate();
-        CandidatePhase(1, launch);
-        LaunchResult c = device_.Run(loaded, ws.candidate_args(), launch);
+        CandidatePhase(static_cast<int>(steps.size()), steps);
+        LaunchResult c = device_.Run(steps, ws.candidate_args());
         Phase(EvalPhase::kHost);
         return c;
       };
       LaunchResult c = run_candidate();
-      if (!c.status.ok()) return LaunchFailed(ev, c.status.message(), launch, info, launch_where);
+      if (!c.status.ok()) return LaunchFailed(ev, c.status.message(), steps, info, launch_where);
       run_reference();
       LaunchInspection seen;
       Must(ws.Inspect(have_previous, tolerance, &seen), "inspecting a launch");
@@ -231,13 +242,18 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
         if (previous) {
           return CarriedOver(ev, where);
         }
+        if (!kernel.scratch.empty()) {
+          ev.hints.push_back(
+              "scratch buffers are poisoned (NaN or 0xDEADBEEF) before the first launch: a launch "
+              "that reads an element no earlier launch wrote passes the poison on");
+        }
         return Fail(ev, verdict->first, verdict->second);
       }
       if (s == 0) {  // the same inputs again must give the same bits
         ws.KeepOutputs();
         LaunchResult again = run_candidate();
         if (!again.status.ok())
-          return LaunchFailed(ev, again.status.message(), launch, info, launch_where);
+          return LaunchFailed(ev, again.status.message(), steps, info, launch_where);
         Must(ws.Inspect(false, tolerance, &seen), "inspecting a launch");
         if (!seen.guard.empty())
           return Fail(ev, Status::kIncorrect, seen.guard + " (" + where + ")");
@@ -257,8 +273,9 @@ bool Evaluator::CheckOnDevice(const Kernel& kernel, const Config& config, Loaded
   return true;
 }
 
-bool Evaluator::TimeOnDevice(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
-                             const SizeSet& bench, const EvalSettings& settings, Evaluation& ev) {
+bool Evaluator::TimeOnDevice(const Kernel& kernel, const Config& config,
+                             const LoadedKernels& loaded, const SizeSet& bench,
+                             const EvalSettings& settings, Evaluation& ev) {
   const DeviceInfo& info = device_.info();
   DeviceWorkspace& ws = WorkspaceOn(bench, false);
   const Tolerance tolerance = task_.tolerance.At(bench.sizes);
@@ -266,7 +283,8 @@ bool Evaluator::TimeOnDevice(const Kernel& kernel, const Config& config, LoadedK
   At("time", bench.name, seed);
   const std::string where = Where();
   Must(ws.Draw(seed), "drawing inputs");
-  Launch launch = MakeLaunch(kernel, config, ws.env());
+  std::vector<LaunchStep> steps;
+  if (!CandidateSteps(kernel, config, loaded, ws, where, ev, &steps)) return false;
   // The baseline kernel interleaved with the candidate, or timed every so often; PyTorch's own
   // times (a PyTorch reference) every so often, on the same inputs, before the candidate's.
   const bool interleave = settings.interleave_baseline && baseline_;
@@ -280,9 +298,8 @@ bool Evaluator::TimeOnDevice(const Kernel& kernel, const Config& config, LoadedK
                       (eager ? eager->unavailable : std::string("no figure")));
     baseline = eager->time;
   }
-  Timing t = TimeLaunches(&loaded, launch, ws, interleave, settings);
-  if (!t.error.empty())
-    return LaunchFailed(ev, t.error, launch, info, where + ", candidate launch");
+  Timing t = TimeLaunches(&steps, ws, interleave, settings);
+  if (!t.error.empty()) return LaunchFailed(ev, t.error, steps, info, where + ", candidate launch");
   // The reference after the timed launches, for their re-check: never on the device beside them.
   RunReference(ws);
   ev.time = Summarize(t.candidate);

@@ -87,9 +87,10 @@ DeviceTools::DeviceTools(Device& device, const CompileCache& cache)
     const char* probe =
         "#ifdef cl_khr_fp64\n#define R 8\n#else\n#define R 4\n#endif\n"
         "__kernel void kf_real(__global uint* o) { o[0] = R; }\n";
-    CompileResult c = CompileCached(device_, cache_, {probe, "kf_real", {}});
+    CompileResult c = CompileCached(device_, cache_, {probe, {"kf_real"}, {}});
     std::string error;
-    std::unique_ptr<LoadedKernel> k = c.ok ? device_.Load(c.artifact, &error) : nullptr;
+    std::unique_ptr<LoadedKernel> k =
+        c.ok ? device_.Load(c.artifact, c.artifact.symbols.front(), &error) : nullptr;
     if (!k) throw ToolError("the evaluator's probe kernel: " + (c.ok ? error : c.log));
     KernelArg out = Buf(upart_);
     Must(device_.Enqueue(*k, std::span<const KernelArg>(&out, 1), Launch{{1}, {1}}),
@@ -112,19 +113,18 @@ LoadedKernel& DeviceTools::Kernel(DType dtype, const char* name) {
   if (!p) {
     p = std::make_unique<Program>();
     bool cuda = device_.info().backend == "cuda";
+    // One module holds every entry point.
     CompileRequest request{
         kDeviceToolsSource,
-        "kf_random",
+        {std::begin(kEntries), std::end(kEntries)},
         {{"KF_CUDA", cuda ? "1" : "0"}, {"KF_DT", std::to_string(DTypeCode(dtype))}}};
     CompileResult c = CompileCached(device_, cache_, request);
     if (!c.ok) throw ToolError("the evaluator's own kernels do not compile:\n" + c.log);
-    for (const char* entry : kEntries) {
-      Artifact a = c.artifact;
-      a.symbol = entry;  // one program holds every entry point (extern "C" names on CUDA)
+    for (size_t i = 0; i < c.artifact.symbols.size(); ++i) {
       std::string error;
-      std::unique_ptr<LoadedKernel> k = device_.Load(a, &error);
-      if (!k) throw ToolError(fmt::format("the evaluator's kernel {}: {}", entry, error));
-      p->kernels[entry] = std::move(k);
+      std::unique_ptr<LoadedKernel> k = device_.Load(c.artifact, c.artifact.symbols[i], &error);
+      if (!k) throw ToolError(fmt::format("the evaluator's kernel {}: {}", kEntries[i], error));
+      p->kernels[kEntries[i]] = std::move(k);
     }
   }
   return *p->kernels.at(name);

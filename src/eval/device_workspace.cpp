@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <utility>
 
 #include "eval/inputs.hpp"
 #include "eval/workspace.hpp"
@@ -27,13 +28,13 @@ bool Drawn(const ArgSpec& a) {
 
 struct DeviceWorkspace::Buffer {
   Device& device;
-  const ArgSpec& arg;
+  const ArgSpec arg;  // a copy: a scratch buffer's is made up for it
   size_t count = 0, bytes = 0;
   size_t before = 0, total = 0;  // the guard before the data is [0, before); the data follows
   BufferHandle whole = 0, view = 0;
   BufferHandle ref = 0, previous = 0, kept = 0, pristine = 0;
 
-  Buffer(Device& d, const ArgSpec& a) : device(d), arg(a) {}
+  Buffer(Device& d, ArgSpec a) : device(d), arg(std::move(a)) {}
   ~Buffer() {
     // Scrubbed before it is freed: a later allocation that lands on this memory finds nothing.
     if (view) device.Free(view);
@@ -47,10 +48,51 @@ struct DeviceWorkspace::Buffer {
   size_t after() const { return total - before - bytes; }
 };
 
+std::unique_ptr<DeviceWorkspace::Buffer> DeviceWorkspace::Guarded(const ArgSpec& arg,
+                                                                  size_t count) {
+  const size_t align = std::max<size_t>(device_.ViewAlignment(), 4);
+  auto b = std::make_unique<Buffer>(device_, arg);
+  b->count = count;
+  b->bytes = b->count * DTypeSize(arg.dtype);
+  b->before = RoundUp(kGuardBytes, align);
+  b->total = b->before + RoundUp(b->bytes, align) + kGuardBytes;
+  Must(device_.Alloc(b->total, &b->whole), "allocating a workspace buffer");
+  // Scrubbed when allocated: a fresh allocation may land on memory an earlier kernel wrote.
+  Must(tools_.Fill(b->whole, 0, b->total, 0), "scrubbing a workspace buffer");
+  Must(device_.View(b->whole, b->before, b->bytes, &b->view), "a view of a workspace buffer");
+  Must(tools_.Fill(b->whole, 0, b->before, kGuardPattern), "filling a guard zone");
+  Must(tools_.Fill(b->whole, b->before + b->bytes, b->after(), kGuardPattern),
+       "filling a guard zone");
+  return b;
+}
+
+void DeviceWorkspace::UseScratch(const Kernel& kernel, const std::vector<int64_t>& counts) {
+  bool same = scratch_.size() == kernel.scratch.size();
+  for (size_t i = 0; same && i < scratch_.size(); ++i) {
+    same = scratch_[i]->arg.name == kernel.scratch[i].name &&
+           scratch_[i]->arg.dtype == kernel.scratch[i].dtype &&
+           scratch_[i]->count == static_cast<size_t>(counts[i]);
+  }
+  if (same) return;
+  scratch_.clear();
+  candidate_args_.resize(buffers_.size());
+  for (size_t i = 0; i < kernel.scratch.size(); ++i) {
+    ArgSpec arg;
+    arg.name = kernel.scratch[i].name;
+    arg.dtype = kernel.scratch[i].dtype;
+    arg.role = ArgRole::kOut;
+    arg.line = kernel.scratch[i].line;
+    scratch_.push_back(Guarded(arg, static_cast<size_t>(counts[i])));
+    KernelArg view{};
+    view.kind = KernelArg::Kind::kBuffer;
+    view.buffer = scratch_.back()->view;
+    candidate_args_.push_back(view);
+  }
+}
+
 DeviceWorkspace::DeviceWorkspace(Device& device, DeviceTools& tools, const Task& task,
                                  const SizeSet& set, bool checks)
     : device_(device), tools_(tools), set_(set), env_(SizesEnv(set.sizes)), checks_(checks) {
-  const size_t align = std::max<size_t>(device.ViewAlignment(), 4);
   leak_for_test_ = std::getenv("KF_TEST_LEAK_REFERENCE") != nullptr;
   // Scrubbed when allocated: a fresh allocation may land on memory an earlier kernel wrote.
   auto plain = [&](size_t bytes) {
@@ -68,16 +110,7 @@ DeviceWorkspace::DeviceWorkspace(Device& device, DeviceTools& tools, const Task&
       candidate_args_.push_back(arg);
       continue;
     }
-    auto b = std::make_unique<Buffer>(device_, a);
-    b->count = static_cast<size_t>(ElementCount(a, env_));
-    b->bytes = b->count * DTypeSize(a.dtype);
-    b->before = RoundUp(kGuardBytes, align);
-    b->total = b->before + RoundUp(b->bytes, align) + kGuardBytes;
-    b->whole = plain(b->total);
-    Must(device_.View(b->whole, b->before, b->bytes, &b->view), "a view of a workspace buffer");
-    Must(tools_.Fill(b->whole, 0, b->before, kGuardPattern), "filling a guard zone");
-    Must(tools_.Fill(b->whole, b->before + b->bytes, b->after(), kGuardPattern),
-         "filling a guard zone");
+    std::unique_ptr<Buffer> b = Guarded(a, static_cast<size_t>(ElementCount(a, env_)));
     if (a.role != ArgRole::kIn) {
       b->ref = plain(b->bytes);
       if (checks_) {
@@ -130,14 +163,16 @@ DeviceStatus DeviceWorkspace::Draw(uint64_t seed) {
   return DeviceStatus::Ok();
 }
 
-DeviceStatus DeviceWorkspace::EnqueueReference(LoadedKernel& reference, const Launch& launch) {
+DeviceStatus DeviceWorkspace::EnqueueReference(std::span<const LaunchStep> steps) {
   for (size_t i : outputs_) {
     Buffer& b = *buffers_[i];
     if (b.arg.role == ArgRole::kInOut)
       Must(tools_.Copy(b.pristine, 0, b.ref, 0, b.bytes), "restoring an in-out buffer");
   }
   references_dirty_ = true;
-  DeviceStatus s = device_.Enqueue(reference, reference_args_, launch);
+  DeviceStatus s = DeviceStatus::Ok();
+  for (size_t i = 0; i < steps.size() && s.ok(); ++i)
+    s = device_.Enqueue(*steps[i].kernel, reference_args_, steps[i].launch);
   if (s.ok() && leak_for_test_) {
     for (size_t i : outputs_) {
       Buffer& b = *buffers_[i];
@@ -185,6 +220,9 @@ void DeviceWorkspace::ScrubReferences() {
 }
 
 void DeviceWorkspace::PrepareCandidate() {
+  for (const std::unique_ptr<Buffer>& b : scratch_)
+    Must(tools_.Fill(b->whole, b->before, b->bytes, PoisonPattern(b->arg.dtype)),
+         "poisoning a scratch buffer");
   for (size_t i : outputs_) {
     Buffer& b = *buffers_[i];
     if (b.arg.role == ArgRole::kInOut) {
@@ -200,20 +238,24 @@ DeviceStatus DeviceWorkspace::Inspect(bool against_previous, const Tolerance& to
                                       LaunchInspection* out) {
   *out = LaunchInspection{};
   struct Guard {
-    size_t arg;
+    Buffer* buffer;
     int before, after;
   };
   std::vector<Guard> guards;
   std::vector<std::pair<size_t, int>> hashes;
   std::vector<int> compares, previous;
+  auto guard = [&](Buffer& b) {
+    guards.push_back({&b, tools_.EnqueueScan(b.whole, 0, b.before, kGuardPattern),
+                      tools_.EnqueueScan(b.whole, b.before + b.bytes, b.after(), kGuardPattern)});
+  };
   for (size_t i = 0; i < buffers_.size(); ++i) {
     if (!buffers_[i]) continue;
     Buffer& b = *buffers_[i];
-    guards.push_back({i, tools_.EnqueueScan(b.whole, 0, b.before, kGuardPattern),
-                      tools_.EnqueueScan(b.whole, b.before + b.bytes, b.after(), kGuardPattern)});
+    guard(b);
     if (b.arg.role == ArgRole::kIn)
       hashes.emplace_back(i, tools_.EnqueueHash(b.whole, b.before, b.bytes));
   }
+  for (const std::unique_ptr<Buffer>& b : scratch_) guard(*b);
   for (size_t i : outputs_) {
     Buffer& b = *buffers_[i];
     uint32_t poison = PoisonPattern(b.arg.dtype);
@@ -226,7 +268,7 @@ DeviceStatus DeviceWorkspace::Inspect(bool against_previous, const Tolerance& to
   for (auto [i, t] : drawn_hashes_) input_hashes_[i] = tools_.HashOf(t);
   drawn_hashes_.clear();
   for (const Guard& g : guards) {
-    Buffer& b = *buffers_[g.arg];
+    Buffer& b = *g.buffer;
     RangeScan before = tools_.ScanOf(g.before), after = tools_.ScanOf(g.after);
     if (before.changed == 0 && after.changed == 0) continue;
     if (out->guard.empty()) {

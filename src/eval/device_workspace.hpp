@@ -3,7 +3,8 @@
 // judges: each argument's buffer between two guard zones (a patterned region before and after,
 // so a write out of bounds is seen), the reference's own outputs, the candidate's previous output
 // (to name a result carried between launches), a copy of the outputs for the determinism check,
-// and in-out buffers' pristine contents. Inputs drawn from the generator are drawn again for every
+// and in-out buffers' pristine contents; and the candidate's scratch buffers (its @scratch, guarded
+// and poisoned like outputs). Inputs drawn from the generator are drawn again for every
 // seed on the device; inputs that do not depend on the seed (formulas, constants) are made once,
 // and every input's hash is checked after every candidate launch. Only figures cross the bus.
 // The reference runs after the candidate, and its outputs are scrubbed before the next candidate
@@ -11,6 +12,7 @@
 // when it is allocated and before it is freed.
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,7 +51,7 @@ class DeviceWorkspace {
   void PrepareCandidate();
   // Enqueues the reference (its in-out buffers restored from their pristine copy first) on this
   // seed's inputs, into its own outputs; they count as dirty until ScrubReferences.
-  DeviceStatus EnqueueReference(LoadedKernel& reference, const Launch& launch);
+  DeviceStatus EnqueueReference(std::span<const LaunchStep> steps);
   // The reference's outputs from elsewhere (a reference source), one buffer per task argument
   // (outputs filled), written where a reference kernel would write them: dirty, like those.
   void SetReference(const std::vector<HostBuffer>& outputs);
@@ -59,7 +61,16 @@ class DeviceWorkspace {
   // Enqueues the scrubbing of the reference's outputs if the reference ran since the last scrub;
   // to be called before any candidate launch, on every workspace.
   void ScrubReferences();
+  // The candidate's scratch buffers (`counts` elements of each of `kernel.scratch`), each between
+  // guard zones like every buffer, poisoned by PrepareCandidate and scanned by Inspect. Kept while
+  // the next candidate's are the same; to be called before every candidate's first launch here.
+  void UseScratch(const Kernel& kernel, const std::vector<int64_t>& counts);
+  // The task's arguments, then the scratch buffers: what every candidate launch takes.
   const std::vector<KernelArg>& candidate_args() const { return candidate_args_; }
+  // The task's arguments alone: what the baseline and the ghost replay take.
+  std::span<const KernelArg> task_args() const {
+    return std::span<const KernelArg>(candidate_args_).first(buffers_.size());
+  }
 
   // Guards, input hashes and outputs against the reference (which ran after the candidate),
   // and against the candidate's previous output when asked.
@@ -83,7 +94,11 @@ class DeviceWorkspace {
   SizeSet set_;
   Env env_;
   bool checks_;
+  // Between guard zones, with a view of its data; the guards are scanned by Inspect.
+  std::unique_ptr<Buffer> Guarded(const ArgSpec& arg, size_t count);
+
   std::vector<std::unique_ptr<Buffer>> buffers_;  // per argument (null for scalars)
+  std::vector<std::unique_ptr<Buffer>> scratch_;  // the candidate's @scratch buffers
   std::vector<size_t> inputs_, outputs_;          // argument indices
   std::vector<KernelArg> reference_args_, candidate_args_;
   std::vector<uint64_t> input_hashes_;                // per argument, inputs only

@@ -41,15 +41,19 @@ Evaluator::Evaluator(Device& device, const Task& task, const CompileCache& cache
     p->kernel = LoadKernelFile(task.PathOf(it->second));
     CheckKernelAgainstTask(task, p->kernel);
     p->config = p->kernel.ResolveConfig({});
-    std::vector<std::pair<std::string, std::string>> defines(p->config.begin(), p->config.end());
-    CompileResult c = CompileCached(device, cache, {p->kernel.source, p->kernel.entry, defines});
+    if (!p->kernel.scratch.empty()) {
+      throw InputError(p->kernel.path, p->kernel.scratch.front().line, "@scratch",
+                       std::string("the task's ") + role +
+                           " kernel cannot declare scratch buffers (only a candidate can)");
+    }
+    CompileResult c = CompileCached(device, cache, CompileRequestFor(p->kernel, p->config));
     if (!c.ok)
       throw InputError(
           p->kernel.path, 0, role,
           "the task's own kernel does not compile:\n" + CompileLogFor(c.log, p->kernel.path));
     std::string error;
-    p->loaded = device.Load(c.artifact, &error);
-    if (!p->loaded)
+    p->loaded = LoadKernels(device, c.artifact, &error);
+    if (p->loaded.empty())
       throw InputError(p->kernel.path, 0, role, "the task's own kernel does not load: " + error);
     return p;
   };
@@ -65,9 +69,9 @@ Evaluator::Evaluator(Device& device, const Task& task, const CompileCache& cache
   // With a PyTorch reference, PyTorch's own time is the baseline where no kernel is given.
   if (!source_ || task.baseline.contains(lang)) baseline_ = prepare(task.baseline, "baseline");
   CompileResult ghost =
-      CompileCached(device, cache, {GhostKernelSource(task, lang), kGhostEntry, {}});
+      CompileCached(device, cache, {GhostKernelSource(task, lang), {kGhostEntry}, {}});
   std::string error;
-  if (ghost.ok) ghost_ = device.Load(ghost.artifact, &error);
+  if (ghost.ok) ghost_ = device.Load(ghost.artifact, ghost.artifact.symbols.front(), &error);
   if (!ghost_) throw ToolError("the ghost replay's kernel does not build: " + ghost.log + error);
   peak_ = ResolvePeakBandwidth(device, cache);
   peak_compute_ = ResolvePeakCompute(device, cache);
@@ -80,8 +84,8 @@ int64_t FlushBytes(const DeviceInfo& info) {
 void Evaluator::RunReference(DeviceWorkspace& ws) {
   Phase(EvalPhase::kHost, 1, "reference");
   if (reference_) {
-    Must(ws.EnqueueReference(*reference_->loaded,
-                             MakeLaunch(reference_->kernel, reference_->config, ws.env())),
+    Must(ws.EnqueueReference(
+             MakeSteps(reference_->kernel, reference_->loaded, reference_->config, ws.env())),
          "the task's reference kernel");
     return;
   }
@@ -110,11 +114,12 @@ double Evaluator::MeasureBaselineLaunchMs() {
                       (b.empty() ? std::string("no figure") : b.front().unavailable));
     return b.front().time->median_ms;
   }
-  Launch launch = MakeLaunch(baseline_->kernel, baseline_->config, ws.env());
+  const std::vector<LaunchStep> steps =
+      MakeSteps(baseline_->kernel, baseline_->loaded, baseline_->config, ws.env());
   std::vector<double> ms;
   for (int i = 0; i < 4; ++i) {
     ws.PrepareCandidate();
-    LaunchResult r = device_.Run(*baseline_->loaded, ws.candidate_args(), launch);
+    LaunchResult r = device_.Run(steps, ws.task_args());
     if (!r.status.ok()) throw ToolError("the task's baseline kernel failed: " + r.status.message());
     if (i > 0) ms.push_back(r.elapsed_ms);
   }
@@ -134,9 +139,7 @@ Evaluation Evaluator::Evaluate(const RunRequest& request, std::string* listing) 
   const Config& config = request.candidate.config;
   const SizeSet& bench =
       task_.BenchSizes(options_.bench_sizes, std::string(DeviceClassName(info.device_class)));
-  int64_t group_size = 1;
-  if (std::optional<Evaluation> rejected =
-          Precheck(task_, kernel, config, info, bench, &group_size))
+  if (std::optional<Evaluation> rejected = Precheck(task_, kernel, config, info, bench, nullptr))
     return *rejected;
   Evaluation ev;
   ev.device = info.Label();
@@ -149,7 +152,7 @@ Evaluation Evaluator::Evaluate(const RunRequest& request, std::string* listing) 
                      "checking on the host needs the task's reference and baseline kernels; a "
                      "PyTorch reference is checked on the device path");
   }
-  std::unique_ptr<LoadedKernel> loaded;
+  LoadedKernels loaded;
   At("load");
   Phase(EvalPhase::kHost);  // a supervisor learns that a new evaluation began
   using Clock = std::chrono::steady_clock;
@@ -161,17 +164,17 @@ Evaluation Evaluator::Evaluate(const RunRequest& request, std::string* listing) 
   };
   try {
     launched_blocks_.clear();
-    bool ok = timed("load", [&] { return Load(request, group_size, ev, &loaded, listing); }) &&
+    bool ok = timed("load", [&] { return Load(request, ev, &loaded, listing); }) &&
               timed("check",
                     [&] {
                       candidate_load_s_ = ev.phase_ms["load"] * 1e-3;
-                      return ProbePrecision(kernel, config, *loaded, ev) &&
-                             (on_host ? CheckOnHost(kernel, config, *loaded, settings, ev)
-                                      : CheckOnDevice(kernel, config, *loaded, settings, ev));
+                      return ProbePrecision(kernel, config, loaded, ev) &&
+                             (on_host ? CheckOnHost(kernel, config, loaded, settings, ev)
+                                      : CheckOnDevice(kernel, config, loaded, settings, ev));
                     }) &&
               timed("time", [&] {
-                return on_host ? TimeOnHost(kernel, config, *loaded, bench, settings, ev)
-                               : TimeOnDevice(kernel, config, *loaded, bench, settings, ev);
+                return on_host ? TimeOnHost(kernel, config, loaded, bench, settings, ev)
+                               : TimeOnDevice(kernel, config, loaded, bench, settings, ev);
               });
     if (ok) ev.status = Status::kOk;
   } catch (const ExprError& e) {
@@ -180,18 +183,16 @@ Evaluation Evaluator::Evaluate(const RunRequest& request, std::string* listing) 
   return ev;
 }
 
-bool Evaluator::Load(const RunRequest& request, int64_t group_size, Evaluation& ev,
-                     std::unique_ptr<LoadedKernel>* loaded, std::string* listing) {
+bool Evaluator::Load(const RunRequest& request, Evaluation& ev, LoadedKernels* loaded,
+                     std::string* listing) {
   const DeviceInfo& info = device_.info();
   const Kernel& kernel = request.candidate.kernel;
   CompileResult compiled;
   if (request.compiled && request.compiled->ok) {
     compiled = *request.compiled;  // a builder made it
   } else {
-    std::vector<std::pair<std::string, std::string>> defines(request.candidate.config.begin(),
-                                                             request.candidate.config.end());
     Phase(EvalPhase::kCompile);
-    compiled = CompileCached(device_, cache_, {kernel.source, kernel.entry, defines});
+    compiled = CompileCached(device_, cache_, CompileRequestFor(kernel, request.candidate.config));
     Phase(EvalPhase::kHost);
   }
   ev.compile_log = CompileLogFor(compiled.log, kernel.path);
@@ -199,37 +200,61 @@ bool Evaluator::Load(const RunRequest& request, int64_t group_size, Evaluation& 
   if (!compiled.ok) return CompileFailed(ev, compiled.log, kernel.path, info);
   if (listing) *listing = compiled.artifact.listing;
   std::string load_error;
-  *loaded = device_.Load(compiled.artifact, &load_error);
-  if (!*loaded)
+  if (compiled.artifact.symbols.size() != kernel.launches.size()) {
+    return Fail(ev, Status::kCompileError,
+                fmt::format("the compiled module names {} entry points; the kernel launches {}",
+                            compiled.artifact.symbols.size(), kernel.launches.size()));
+  }
+  *loaded = LoadKernels(device_, compiled.artifact, &load_error);
+  if (loaded->empty())
     return Fail(ev, Status::kCompileError, "the compiled kernel does not load: " + load_error);
-  // What the compiled kernel needs, against what the device gives, before anything is launched
-  // (some drivers abort the process rather than fail the launch).
-  KernelResources needs = (*loaded)->resources();
+  // What each compiled entry point needs, against what the device gives, before anything is
+  // launched (some drivers abort the process rather than fail the launch).
+  for (size_t i = 0; i < loaded->size(); ++i) {
+    if (!FitsDevice(*(*loaded)[i], i, kernel, request.candidate.config, ev)) return false;
+  }
+  return true;
+}
+
+bool Evaluator::FitsDevice(LoadedKernel& loaded, size_t launch, const Kernel& kernel,
+                           const Config& config, Evaluation& ev) {
+  const DeviceInfo& info = device_.info();
+  const SizeSet& bench =
+      task_.BenchSizes(options_.bench_sizes, std::string(DeviceClassName(info.device_class)));
+  const std::string which = kernel.launches.size() > 1
+                                ? fmt::format(" (entry point {})", kernel.launches[launch].entry)
+                                : "";
+  int64_t group_size = 1;
+  for (int64_t b : MakeLaunch(kernel.launches[launch], config, SizesEnv(bench.sizes)).block)
+    group_size *= b;
+  KernelResources needs = loaded.resources();
   if (needs.static_local_bytes > info.local_mem_bytes) {
     ev.hints.push_back(
         fmt::format("local/shared memory over the device limit ({} bytes per group on {})",
                     info.local_mem_bytes, info.name));
     return Fail(ev, Status::kCompileError,
-                fmt::format("the kernel declares {} bytes of local/shared memory per group; the "
+                fmt::format("the kernel{} declares {} bytes of local/shared memory per group; the "
                             "device allows {}",
-                            needs.static_local_bytes, info.local_mem_bytes));
+                            which, needs.static_local_bytes, info.local_mem_bytes));
   }
   if (needs.max_group_size > 0 && group_size > needs.max_group_size) {
     ev.hints.push_back(
         "too many registers or too much local memory per work-item for this block size");
     return Fail(ev, Status::kLaunchError,
-                fmt::format("block of {} work-items, but the compiled kernel allows at most {} "
+                fmt::format("block of {} work-items, but the compiled kernel{} allows at most {} "
                             "(its register or local-memory use)",
-                            group_size, needs.max_group_size));
+                            group_size, which, needs.max_group_size));
   }
   return true;
 }
 
-void Evaluator::CandidatePhase(int launches, const Launch& launch) {
+void Evaluator::CandidatePhase(int launches, std::span<const LaunchStep> steps) {
   ScrubReferences();
   double compiling_s = 0;
-  if (device_.info().CompilesAtFirstLaunch() && launched_blocks_.insert(launch.block).second)
-    compiling_s = std::max(candidate_load_s_, 1e-3);
+  for (const LaunchStep& step : steps) {
+    if (device_.info().CompilesAtFirstLaunch() && launched_blocks_.insert(step.launch.block).second)
+      compiling_s += std::max(candidate_load_s_, 1e-3);
+  }
   Phase(EvalPhase::kLaunch, launches, "candidate", compiling_s);
 }
 

@@ -33,6 +33,7 @@
 #include "eval/compile_cache.hpp"
 #include "eval/compute_peak.hpp"
 #include "eval/reference_source.hpp"
+#include "eval/workspace.hpp"
 
 namespace kf {
 
@@ -108,23 +109,27 @@ class Evaluator {
   struct Prepared {
     Kernel kernel;
     Config config;
-    std::unique_ptr<LoadedKernel> loaded;
+    LoadedKernels loaded;
   };
   struct Timing;
 
  private:
   // Each step returns false with the verdict in `ev` when the candidate failed it.
-  bool Load(const RunRequest& request, int64_t group_size, Evaluation& ev,
-            std::unique_ptr<LoadedKernel>* loaded, std::string* listing);
+  bool Load(const RunRequest& request, Evaluation& ev, LoadedKernels* loaded, std::string* listing);
+  // Whether the compiled entry point of launch `launch` fits the device: its local memory, and
+  // its own group-size limit against the launch's block at the benchmark sizes.
+  bool FitsDevice(LoadedKernel& loaded, size_t launch, const Kernel& kernel, const Config& config,
+                  Evaluation& ev);
   // Whether the candidate computes in the task's precision (precision_probe.cpp).
-  bool ProbePrecision(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
+  bool ProbePrecision(const Kernel& kernel, const Config& config, const LoadedKernels& loaded,
                       Evaluation& ev);
   // On the device (device_checks.cpp).
-  bool CheckOnDevice(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
+  bool CheckOnDevice(const Kernel& kernel, const Config& config, const LoadedKernels& loaded,
                      const EvalSettings& s, Evaluation& ev);
-  bool TimeOnDevice(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
+  bool TimeOnDevice(const Kernel& kernel, const Config& config, const LoadedKernels& loaded,
                     const SizeSet& bench, const EvalSettings& s, Evaluation& ev);
-  Timing TimeLaunches(LoadedKernel* candidate, const Launch& launch, DeviceWorkspace& ws,
+  // Times the candidate's launch sequence (`candidate`), or the baseline's when null.
+  Timing TimeLaunches(const std::vector<LaunchStep>* candidate, DeviceWorkspace& ws,
                       bool with_baseline, const EvalSettings& s);
   // The baselines' timing at the benchmark sizes, re-timed every so often (the baseline kernel's
   // when `kernel`, the reference source's own); the caller counts as one more candidate.
@@ -146,9 +151,9 @@ class Evaluator {
   void ScrubReferences();
   DeviceWorkspace& WorkspaceOn(const SizeSet& set, bool checks);
   // On the host (host_checks.cpp): inputs drawn and outputs compared there.
-  bool CheckOnHost(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
+  bool CheckOnHost(const Kernel& kernel, const Config& config, const LoadedKernels& loaded,
                    const EvalSettings& s, Evaluation& ev);
-  bool TimeOnHost(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
+  bool TimeOnHost(const Kernel& kernel, const Config& config, const LoadedKernels& loaded,
                   const SizeSet& bench, const EvalSettings& s, Evaluation& ev);
   // Speedup, bandwidth, roofline fraction; false (implausible) past the physics floor: the
   // bytes over the peak bandwidth, then the FLOPs over the peak arithmetic rate.
@@ -168,7 +173,12 @@ class Evaluator {
   // A launch phase of the candidate with `launch`: on a device that compiles at a group size's
   // first launch (PoCL), the first at each group size says it may compile, for about as long as
   // loading the candidate took.
-  void CandidatePhase(int launches, const Launch& launch);
+  void CandidatePhase(int launches, std::span<const LaunchStep> steps);
+  // The candidate's launch sequence on `ws`, with its scratch buffers in place there; false with
+  // the verdict (invalid_config) in `ev` when the launch rule or a scratch size is invalid here.
+  bool CandidateSteps(const Kernel& kernel, const Config& config, const LoadedKernels& loaded,
+                      DeviceWorkspace& ws, const std::string& where, Evaluation& ev,
+                      std::vector<LaunchStep>* steps);
 
   Device& device_;
   const Task& task_;

@@ -33,9 +33,14 @@ Verdict HostVerdict(const Task& task, const std::vector<HostBuffer>& ref,
 
 }  // namespace
 
-bool Evaluator::CheckOnHost(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
+bool Evaluator::CheckOnHost(const Kernel& kernel, const Config& config, const LoadedKernels& loaded,
                             const EvalSettings& settings, Evaluation& ev) {
   const DeviceInfo& info = device_.info();
+  if (!kernel.scratch.empty()) {
+    return Fail(ev, Status::kInvalidConfig,
+                "checking on the host passes no @scratch buffers; check it on the device "
+                "(--check-on device)");
+  }
   // Check: every check size set, fresh seeds each time, outputs poisoned, inputs checksummed.
   Figures figures;
   for (const SizeSet& set : task_.check_sizes) {
@@ -55,31 +60,32 @@ bool Evaluator::CheckOnHost(const Kernel& kernel, const Config& config, LoadedKe
       } else {
         RefillInputs(task_, ws, seed);
       }
-      Launch ref_launch = MakeLaunch(reference_->kernel, reference_->config, ws.env);
+      const std::vector<LaunchStep> ref_steps =
+          MakeSteps(reference_->kernel, reference_->loaded, reference_->config, ws.env);
       PrepareLaunch(device_, task_, ws, true);
       Phase(EvalPhase::kHost, 1, "reference");
-      LaunchResult r = device_.Run(*reference_->loaded, ws.args, ref_launch);
+      LaunchResult r = device_.Run(ref_steps, ws.args);
       Phase(EvalPhase::kHost);
       if (!r.status.ok())
         throw ToolError("the task's reference kernel failed: " + r.status.message());
       std::vector<HostBuffer> ref = ReadOutputs(device_, task_, ws);
 
-      Launch launch;
+      std::vector<LaunchStep> steps;
       try {
-        launch = MakeLaunch(kernel, config, ws.env);
+        steps = MakeSteps(kernel, loaded, config, ws.env);
       } catch (const ExprError& e) {
         return Fail(ev, Status::kInvalidConfig,
                     fmt::format("launch rule ({}): {}", where, e.what()));
       }
       auto run_candidate = [&]() {
         PrepareLaunch(device_, task_, ws, true);
-        CandidatePhase(1, launch);
-        LaunchResult c = device_.Run(loaded, ws.args, launch);
+        CandidatePhase(static_cast<int>(steps.size()), steps);
+        LaunchResult c = device_.Run(steps, ws.args);
         Phase(EvalPhase::kHost);
         return c;
       };
       LaunchResult c = run_candidate();
-      if (!c.status.ok()) return LaunchFailed(ev, c.status.message(), launch, info, launch_where);
+      if (!c.status.ok()) return LaunchFailed(ev, c.status.message(), steps, info, launch_where);
       std::vector<HostBuffer> out = ReadOutputs(device_, task_, ws);
       if (std::string input = ModifiedInput(device_, task_, ws); !input.empty()) {
         return Fail(ev, Status::kIncorrect,
@@ -97,7 +103,7 @@ bool Evaluator::CheckOnHost(const Kernel& kernel, const Config& config, LoadedKe
       if (s == 0) {  // the same inputs again must give the same bits
         LaunchResult again = run_candidate();
         if (!again.status.ok())
-          return LaunchFailed(ev, again.status.message(), launch, info, launch_where);
+          return LaunchFailed(ev, again.status.message(), steps, info, launch_where);
         int64_t differing = DifferingElements(task_, out, ReadOutputs(device_, task_, ws));
         if (differing > 0) {
           return Fail(ev, Status::kIncorrect,
@@ -113,7 +119,7 @@ bool Evaluator::CheckOnHost(const Kernel& kernel, const Config& config, LoadedKe
   return true;
 }
 
-bool Evaluator::TimeOnHost(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
+bool Evaluator::TimeOnHost(const Kernel& kernel, const Config& config, const LoadedKernels& loaded,
                            const SizeSet& bench, const EvalSettings& settings, Evaluation& ev) {
   const DeviceInfo& info = device_.info();
   // Time: interleaved with the baseline on the same inputs, cache flushed before each launch.
@@ -121,12 +127,14 @@ bool Evaluator::TimeOnHost(const Kernel& kernel, const Config& config, LoadedKer
   At("time", bench.name, seed);
   const std::string where = Where();
   Workspace ws = MakeWorkspace(device_, task_, bench.sizes, seed);
-  Launch ref_launch = MakeLaunch(reference_->kernel, reference_->config, ws.env);
-  Launch base_launch = MakeLaunch(baseline_->kernel, baseline_->config, ws.env);
-  Launch launch = MakeLaunch(kernel, config, ws.env);
+  const std::vector<LaunchStep> ref_steps =
+      MakeSteps(reference_->kernel, reference_->loaded, reference_->config, ws.env);
+  const std::vector<LaunchStep> base_steps =
+      MakeSteps(baseline_->kernel, baseline_->loaded, baseline_->config, ws.env);
+  const std::vector<LaunchStep> steps = MakeSteps(kernel, loaded, config, ws.env);
   PrepareLaunch(device_, task_, ws, true);
   Phase(EvalPhase::kHost, 1, "reference");
-  LaunchResult r = device_.Run(*reference_->loaded, ws.args, ref_launch);
+  LaunchResult r = device_.Run(ref_steps, ws.args);
   Phase(EvalPhase::kHost);
   if (!r.status.ok()) throw ToolError("the task's reference kernel failed: " + r.status.message());
   std::vector<HostBuffer> ref = ReadOutputs(device_, task_, ws);
@@ -141,16 +149,16 @@ bool Evaluator::TimeOnHost(const Kernel& kernel, const Config& config, LoadedKer
     if (has_inout) PrepareLaunch(device_, task_, ws, false);
     Must(device_.FlushCache(), "flushing the cache");
     Phase(EvalPhase::kHost, 1, "baseline");
-    LaunchResult b = device_.Run(*baseline_->loaded, ws.args, base_launch);
+    LaunchResult b = device_.Run(base_steps, ws.args);
     if (!b.status.ok()) throw ToolError("the task's baseline kernel failed: " + b.status.message());
     PrepareLaunch(device_, task_, ws,
                   false);  // poison, so the timed output is the candidate's own
     Must(device_.FlushCache(), "flushing the cache");
-    CandidatePhase(1, launch);
-    LaunchResult c = device_.Run(loaded, ws.args, launch);
+    CandidatePhase(static_cast<int>(steps.size()), steps);
+    LaunchResult c = device_.Run(steps, ws.args);
     Phase(EvalPhase::kHost);
     if (!c.status.ok())
-      return LaunchFailed(ev, c.status.message(), launch, info, where + ", candidate launch");
+      return LaunchFailed(ev, c.status.message(), steps, info, where + ", candidate launch");
     if (warm) continue;
     base_ms.push_back(b.elapsed_ms);
     cand_ms.push_back(c.elapsed_ms);

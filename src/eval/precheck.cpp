@@ -73,26 +73,34 @@ std::optional<Evaluation> Precheck(const Task& task, const Kernel& kernel, const
     }
   }
   try {
-    Launch l = MakeLaunch(kernel, config, SizesEnv(bench.sizes));
-    int64_t threads = 1;
-    for (int64_t b : l.block) threads *= b;
-    if (group_size) *group_size = threads;
-    if (threads > device.max_work_group_size) {
-      ev.hints.push_back(fmt::format("work-group size {} over the device limit {}", threads,
-                                     device.max_work_group_size));
-      return fail(Status::kInvalidConfig,
-                  fmt::format("block of {} work-items exceeds the device's maximum of {}", threads,
-                              device.max_work_group_size));
+    const Env sizes = SizesEnv(bench.sizes);
+    int64_t largest = 1;
+    for (const LaunchRule& rule : kernel.launches) {
+      Launch l = MakeLaunch(rule, config, sizes);
+      const std::string which =
+          kernel.launches.size() > 1 ? fmt::format(" (entry point {})", rule.entry) : "";
+      int64_t threads = 1;
+      for (int64_t b : l.block) threads *= b;
+      largest = std::max(largest, threads);
+      if (threads > device.max_work_group_size) {
+        ev.hints.push_back(fmt::format("work-group size {} over the device limit {}", threads,
+                                       device.max_work_group_size));
+        return fail(Status::kInvalidConfig,
+                    fmt::format("block of {} work-items{} exceeds the device's maximum of {}",
+                                threads, which, device.max_work_group_size));
+      }
+      if (l.shared_bytes > device.local_mem_bytes) {
+        ev.hints.push_back(
+            fmt::format("shared/local memory over the device limit ({} bytes per group on {})",
+                        device.local_mem_bytes, device.name));
+        return fail(Status::kInvalidConfig,
+                    fmt::format("@shared{} asks for {} bytes of dynamic shared memory per block; "
+                                "the device allows at most {}",
+                                which, l.shared_bytes, device.local_mem_bytes));
+      }
     }
-    if (l.shared_bytes > device.local_mem_bytes) {
-      ev.hints.push_back(
-          fmt::format("shared/local memory over the device limit ({} bytes per group on {})",
-                      device.local_mem_bytes, device.name));
-      return fail(Status::kInvalidConfig,
-                  fmt::format("@shared asks for {} bytes of dynamic shared memory per block; the "
-                              "device allows at most {}",
-                              l.shared_bytes, device.local_mem_bytes));
-    }
+    if (group_size) *group_size = largest;
+    (void)ScratchCounts(kernel, config, sizes);
   } catch (const ExprError& e) {
     return fail(Status::kInvalidConfig, std::string("launch rule: ") + e.what());
   }

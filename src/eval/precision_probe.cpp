@@ -92,8 +92,8 @@ const SizeSet& ProbeSet(const Task& task) {
 
 }  // namespace
 
-bool Evaluator::ProbePrecision(const Kernel& kernel, const Config& config, LoadedKernel& loaded,
-                               Evaluation& ev) {
+bool Evaluator::ProbePrecision(const Kernel& kernel, const Config& config,
+                               const LoadedKernels& loaded, Evaluation& ev) {
   const int lower_bits = ProbedLowerBits(task_.precision);
   if (lower_bits == 0) return true;
   if (!reference_) {
@@ -107,9 +107,11 @@ bool Evaluator::ProbePrecision(const Kernel& kernel, const Config& config, Loade
   At("check", set.name, seed);
   const std::string where = Where() + ", precision probe";
   const Env env = SizesEnv(set.sizes);
-  Launch launch;
+  std::vector<LaunchStep> steps;
+  std::vector<int64_t> scratch_counts;
   try {
-    launch = MakeLaunch(kernel, config, env);
+    steps = MakeSteps(kernel, loaded, config, env);
+    scratch_counts = ScratchCounts(kernel, config, env);
   } catch (const ExprError& e) {
     return Fail(ev, Status::kInvalidConfig, fmt::format("launch rule ({}): {}", where, e.what()));
   }
@@ -144,8 +146,24 @@ bool Evaluator::ProbePrecision(const Kernel& kernel, const Config& config, Loade
     }
   }
   if (!any_probed) return true;
-  auto run = [&](LoadedKernel& k, const Launch& l, const std::vector<HostBuffer>& inputs,
+  // The candidate's scratch buffers after the task's arguments (the reference takes none).
+  std::vector<DeviceBuffer> scratch;
+  std::vector<KernelArg> candidate_args = args;
+  for (size_t i = 0; i < scratch_counts.size(); ++i) {
+    const size_t bytes = std::max<size_t>(
+        static_cast<size_t>(scratch_counts[i]) * DTypeSize(kernel.scratch[i].dtype), 4);
+    BufferHandle h = 0;
+    Must(device_.Alloc(bytes, &h), "allocating a probe buffer");
+    scratch.emplace_back(&device_, h, bytes);
+    candidate_args.push_back({.kind = KernelArg::Kind::kBuffer, .buffer = h});
+  }
+  auto run = [&](std::span<const LaunchStep> l, const std::vector<HostBuffer>& inputs,
                  bool candidate, std::vector<double>* out) -> LaunchResult {
+    for (size_t i = 0; i < scratch.size(); ++i) {
+      Must(device_.Fill(scratch[i].handle(), PoisonPattern(kernel.scratch[i].dtype),
+                        scratch[i].bytes()),
+           "poisoning a scratch buffer");
+    }
     for (size_t i = 0; i < task_.args.size(); ++i) {
       const ArgSpec& a = task_.args[i];
       if (!a.is_buffer) continue;
@@ -158,11 +176,11 @@ bool Evaluator::ProbePrecision(const Kernel& kernel, const Config& config, Loade
       }
     }
     if (candidate) {
-      CandidatePhase(1, l);
+      CandidatePhase(static_cast<int>(l.size()), l);
     } else {
       Phase(EvalPhase::kHost, 1, "reference");
     }
-    LaunchResult r = device_.Run(k, args, l);
+    LaunchResult r = device_.Run(l, candidate ? candidate_args : args);
     Phase(EvalPhase::kHost);
     if (!r.status.ok()) return r;
     out->clear();
@@ -178,17 +196,20 @@ bool Evaluator::ProbePrecision(const Kernel& kernel, const Config& config, Loade
   };
   std::vector<double> cand_full, cand_high, ref_full, ref_high;
   for (auto [inputs, out] : {std::pair{&full, &cand_full}, std::pair{&high, &cand_high}}) {
-    LaunchResult c = run(loaded, launch, *inputs, true, out);
-    if (!c.status.ok()) return LaunchFailed(ev, c.status.message(), launch, device_.info(), where);
+    LaunchResult c = run(steps, *inputs, true, out);
+    if (!c.status.ok()) return LaunchFailed(ev, c.status.message(), steps, device_.info(), where);
   }
-  const Launch ref_launch = MakeLaunch(reference_->kernel, reference_->config, env);
+  const std::vector<LaunchStep> ref_steps =
+      MakeSteps(reference_->kernel, reference_->loaded, reference_->config, env);
   for (auto [inputs, out] : {std::pair{&full, &ref_full}, std::pair{&high, &ref_high}}) {
-    LaunchResult r = run(*reference_->loaded, ref_launch, *inputs, false, out);
+    LaunchResult r = run(ref_steps, *inputs, false, out);
     if (!r.status.ok())
       throw ToolError("the task's reference kernel failed: " + r.status.message());
   }
-  for (DeviceBuffer& b : buffers)
-    if (b.handle()) Must(device_.Fill(b.handle(), 0, b.bytes()), "scrubbing a probe buffer");
+  for (auto* list : {&buffers, &scratch}) {
+    for (DeviceBuffer& b : *list)
+      if (b.handle()) Must(device_.Fill(b.handle(), 0, b.bytes()), "scrubbing a probe buffer");
+  }
   Must(device_.Synchronize(), "scrubbing the probe's buffers");
   const ProbeReading reading = ReadProbe(cand_full, cand_high, ref_full, ref_high);
   if (!reading.Lost()) return true;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <regex>
 
 #include "eval/hints.hpp"
@@ -45,9 +46,15 @@ bool CompileFailed(Evaluation& ev, const std::string& log, const std::string& pa
   return Fail(ev, Status::kCompileError, first_line.empty() ? "compilation failed" : first_line);
 }
 
-bool LaunchFailed(Evaluation& ev, const std::string& error, const Launch& launch,
+bool LaunchFailed(Evaluation& ev, const std::string& error, std::span<const LaunchStep> steps,
                   const DeviceInfo& info, const std::string& where) {
-  ev.hints = LaunchHints(error, launch, info);
+  ev.hints.clear();
+  for (const LaunchStep& step : steps) {
+    for (std::string& hint : LaunchHints(error, step.launch, info)) {
+      if (std::find(ev.hints.begin(), ev.hints.end(), hint) == ev.hints.end())
+        ev.hints.push_back(std::move(hint));
+    }
+  }
   return Fail(ev, Status::kLaunchError, fmt::format("{} ({})", error, where));
 }
 

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -26,8 +27,9 @@ std::string CompileLogFor(const std::string& log, const std::string& path);
 // A compile that failed with `log`: a compile error whose reason is the log's first line.
 bool CompileFailed(Evaluation& ev, const std::string& log, const std::string& path,
                    const DeviceInfo& info);
-// A launch that failed with `error` at `where`: a launch error, with hints for that launch.
-bool LaunchFailed(Evaluation& ev, const std::string& error, const Launch& launch,
+// A launch sequence that failed with `error` at `where`: a launch error, with hints for its
+// launches.
+bool LaunchFailed(Evaluation& ev, const std::string& error, std::span<const LaunchStep> steps,
                   const DeviceInfo& info, const std::string& where);
 
 using Verdict = std::optional<std::pair<Status, std::string>>;

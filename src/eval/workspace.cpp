@@ -133,7 +133,7 @@ std::string ModifiedInput(Device& device, const Task& task, const Workspace& ws)
   return "";
 }
 
-Launch MakeLaunch(const Kernel& k, const Config& config, const Env& sizes) {
+Launch MakeLaunch(const LaunchRule& k, const Config& config, const Env& sizes) {
   Env env = sizes;
   BindConfig(config, env);
   Launch l;
@@ -153,6 +153,46 @@ Launch MakeLaunch(const Kernel& k, const Config& config, const Env& sizes) {
     }
   }
   return l;
+}
+
+LoadedKernels LoadKernels(Device& device, const Artifact& artifact, std::string* error) {
+  LoadedKernels loaded;
+  for (const std::string& symbol : artifact.symbols) {
+    std::unique_ptr<LoadedKernel> k = device.Load(artifact, symbol, error);
+    if (!k) return {};
+    loaded.push_back(std::move(k));
+  }
+  if (loaded.empty()) *error = "the compiled module names no entry point";
+  return loaded;
+}
+
+std::vector<LaunchStep> MakeSteps(const Kernel& kernel, const LoadedKernels& loaded,
+                                  const Config& config, const Env& sizes) {
+  std::vector<LaunchStep> steps;
+  for (size_t i = 0; i < kernel.launches.size(); ++i) {
+    const LaunchRule& rule = kernel.launches[i];
+    try {
+      steps.push_back({loaded.at(i).get(), MakeLaunch(rule, config, sizes)});
+    } catch (const ExprError& e) {
+      if (kernel.launches.size() == 1) throw;
+      throw ExprError(fmt::format("launch {} of {} ({}): {}", i + 1, kernel.launches.size(),
+                                  rule.entry, e.what()),
+                      0);
+    }
+  }
+  return steps;
+}
+
+std::vector<int64_t> ScratchCounts(const Kernel& kernel, const Config& config, const Env& sizes) {
+  Env env = sizes;
+  BindConfig(config, env);
+  std::vector<int64_t> counts;
+  for (const ScratchSpec& s : kernel.scratch) {
+    counts.push_back(s.count.EvalInt(env));
+    if (counts.back() < 0)
+      throw ExprError(fmt::format("@scratch {} has {} elements", s.name, counts.back()), 0);
+  }
+  return counts;
 }
 
 }  // namespace kf

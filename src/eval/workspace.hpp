@@ -3,6 +3,7 @@
 // generators, outputs poisoned before every launch, inputs checksummed so a launch that wrote
 // into one is caught; and the launch geometry of a kernel at those sizes.
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -43,8 +44,20 @@ std::string ModifiedInput(Device& device, const Task& task, const Workspace& ws)
 // Elements of the outputs that differ bit for bit between two launches.
 int64_t DifferingElements(const Task& task, const std::vector<HostBuffer>& a,
                           const std::vector<HostBuffer>& b);
-// Grid, block and dynamic shared memory of `kernel` at `config` and sizes; throws ExprError for a
+// Grid, block and dynamic shared memory of one launch at `config` and sizes; throws ExprError for a
 // non-positive extent or negative shared memory.
-Launch MakeLaunch(const Kernel& kernel, const Config& config, const Env& sizes);
+Launch MakeLaunch(const LaunchRule& rule, const Config& config, const Env& sizes);
+
+// A kernel's entry points, loaded from one compiled module: one per launch rule, in order.
+using LoadedKernels = std::vector<std::unique_ptr<LoadedKernel>>;
+// Loads every symbol of `artifact`; empty, with `error` set, when one does not load.
+LoadedKernels LoadKernels(Device& device, const Artifact& artifact, std::string* error);
+// The launch sequence of `kernel` at `config` and sizes (MakeLaunch of each launch rule, with its
+// loaded entry point); throws ExprError as MakeLaunch does, naming the entry point when several.
+std::vector<LaunchStep> MakeSteps(const Kernel& kernel, const LoadedKernels& loaded,
+                                  const Config& config, const Env& sizes);
+// The element count of each scratch buffer of `kernel` at `config` and sizes; throws ExprError for
+// a negative count.
+std::vector<int64_t> ScratchCounts(const Kernel& kernel, const Config& config, const Env& sizes);
 
 }  // namespace kf

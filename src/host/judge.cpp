@@ -118,9 +118,7 @@ void DeviceJudge::Take(Candidate candidate, std::optional<CompileResult> built, 
     Run(std::move(candidate), std::nullopt, std::move(done), pinned, generation);
     return;
   }
-  std::vector<std::pair<std::string, std::string>> defines(candidate.config.begin(),
-                                                           candidate.config.end());
-  CompileRequest request{candidate.kernel.source, candidate.kernel.entry, std::move(defines)};
+  CompileRequest request = CompileRequestFor(candidate.kernel, candidate.config);
   builder_->Submit(std::move(request), [this, candidate = std::move(candidate),
                                         done = std::move(done), pinned, device,
                                         generation](std::optional<CompileResult> built) mutable {

@@ -359,7 +359,7 @@ TEST_F(Cluster, WithABuildWorkerJobsAreCompiledThereAndRunWithTheirArtifacts) {
         CompileResult r;
         r.ok = request.defines.empty() || request.defines[0].second != "7";
         r.log = "error: seven";
-        const std::string binary = "binary of " + request.entry;
+        const std::string binary = "binary of " + request.entries.front();
         for (char c : binary) r.artifact.binary.push_back(static_cast<std::byte>(c));
         std::thread([r = std::move(r), done = std::move(done)]() mutable {
           done(std::move(r));
@@ -395,7 +395,7 @@ TEST_F(Cluster, WithABuildWorkerJobsAreCompiledThereAndRunWithTheirArtifacts) {
   EXPECT_EQ(compiled.load(), 10);
   ASSERT_NE(built, nullptr);
   ASSERT_EQ(built->artifacts.size(), 10u);  // every one came built, none compiled by the runner
-  EXPECT_EQ(built->artifacts["b3"], "binary of " + kernel_.entry);
+  EXPECT_EQ(built->artifacts["b3"], "binary of " + kernel_.launches.front().entry);
   EXPECT_EQ(built->artifacts["b7"], "failed: error: seven");  // its compile error travelled too
   EXPECT_EQ(builder.jobs_done(), 10);
   bool heartbeat = false;

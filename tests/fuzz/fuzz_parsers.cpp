@@ -59,17 +59,17 @@ void FuzzKernel(const std::string& text, const kf::Task& task) {
   kf::WithDefaults(k, config);
   kf::Env env = kf::SizesEnv(task.check_sizes.front().sizes);
   kf::BindConfig(config, env);
-  for (const auto* exprs : {&k.grid, &k.block, &k.constraints}) {
-    for (const kf::Expr& e : *exprs) {
-      try {
-        e.Eval(env);
-      } catch (const kf::ExprError&) {
-      }
-    }
+  std::vector<const kf::Expr*> exprs;
+  for (const kf::LaunchRule& l : k.launches) {
+    for (const auto* list : {&l.grid, &l.block})
+      for (const kf::Expr& e : *list) exprs.push_back(&e);
+    if (l.shared) exprs.push_back(&*l.shared);
   }
-  if (k.shared) {
+  for (const kf::Expr& e : k.constraints) exprs.push_back(&e);
+  for (const kf::ScratchSpec& s : k.scratch) exprs.push_back(&s.count);
+  for (const kf::Expr* e : exprs) {
     try {
-      k.shared->Eval(env);
+      e->Eval(env);
     } catch (const kf::ExprError&) {
     }
   }

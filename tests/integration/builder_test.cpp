@@ -56,7 +56,7 @@ class BuilderPoolTest : public ::testing::Test {
     return results;
   }
   CompileRequest Request(const std::string& path, const std::string& entry, const char* block) {
-    return {Read(path), entry, {{"BLOCK", block}}};
+    return {Read(path), {entry}, {{"BLOCK", block}}};
   }
   BuilderOptions options_;
 };
@@ -74,7 +74,7 @@ TEST_F(BuilderPoolTest, CompilesCubinsForTheNamedArchitectureWithoutAGpu) {
     EXPECT_TRUE(r[i].ok) << r[i].log;
     EXPECT_GT(r[i].artifact.binary.size(), 1000u);
     EXPECT_NE(r[i].artifact.listing.find(".target sm_90"), std::string::npos);
-    EXPECT_FALSE(r[i].artifact.symbol.empty());
+    EXPECT_EQ(r[i].artifact.symbols.size(), 1u);
   }
   EXPECT_FALSE(r[2].ok);
   EXPECT_NE(r[2].log.find("error"), std::string::npos) << r[2].log;

@@ -102,6 +102,35 @@ TEST(OpenCLOwnTask, ASettingThatDiffersBetweenCheckSetsCatchesAHardCodedValue) {
   EXPECT_NE(wrong.json.value("reason", "").find("large_eps"), std::string::npos) << wrong.out;
 }
 
+// Issue 31: a candidate of two launches sharing a scratch buffer is checked at every check set
+// (ragged ones too) and timed as one; one whose second launch reads a scratch element the first
+// never wrote reads the poison and is caught.
+TEST(OpenCLOwnTask, ATwoLaunchCandidateIsJudgedAsOneAndAnUnwrittenScratchElementIsCaught) {
+  std::string task = std::string(KF_TEST_DATA) + "/tasks/cumsum_rows";
+  for (const char* block : {"64", "128"}) {
+    testing::KfResult good = RunKfoundry(fmt::format(
+        "eval {0} {0}/two_pass.cl --set BLOCK={1} --device opencl --json", task, block));
+    ASSERT_EQ(good.exit_code, 0) << good.err;
+    EXPECT_EQ(good.json.value("status", ""), "ok") << good.out;
+    ASSERT_TRUE(good.json["time_ms"].is_object()) << good.out;
+    EXPECT_GT(good.json["time_ms"].value("median", 0.0), 0) << "one time for the sequence";
+    EXPECT_GE(good.json["check_seeds"].size(), 3u) << "every check set, ragged ones too";
+  }
+  testing::KfResult text =
+      RunKfoundry(fmt::format("eval {0} {0}/two_pass.cl --device opencl", task));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("ok"), std::string::npos) << text.out;
+
+  testing::KfResult wrong =
+      RunKfoundry(fmt::format("eval {0} {0}/unwritten_scratch.cl --device opencl --json", task));
+  ASSERT_EQ(wrong.exit_code, 0) << wrong.err;
+  const std::string status = wrong.json.value("status", "");
+  EXPECT_TRUE(status == "incorrect" || status == "nan") << wrong.out;
+  // Row 0's first chunk is right; every later chunk of row 0 added the poisoned total. The first
+  // check set has one chunk per row, so the ragged one catches it.
+  EXPECT_NE(wrong.json.value("reason", "").find("ragged"), std::string::npos) << wrong.out;
+}
+
 TEST(OpenCLOwnTask, OnePeakBandwidthPerDeviceMeasuredAgainOnlyWhenAsked) {
   std::string dir = Scratch("bandwidth");
   std::string cache = dir + "/cache";

@@ -104,7 +104,7 @@ class CudaClassifier : public ::testing::Test {
         "#include <cuda_pipeline.h>\nextern \"C\" __global__ void k(const float4* a, float* x, int "
         "n) {\n" +
         body + "\n}";
-    cuda::NvrtcOutput out = cuda::CompileCuda(*nvrtc_, src, "k", {}, 90);
+    cuda::NvrtcOutput out = cuda::CompileCuda(*nvrtc_, src, {"k"}, {}, 90);
     EXPECT_TRUE(out.ok) << out.log;
     EXPECT_FALSE(out.ptx.empty());
     return Space().Classify(Language::kCuda, src, out.ptx);

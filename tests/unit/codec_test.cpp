@@ -34,27 +34,27 @@ TEST(Codec, CompileResultsAndRunRequestsRoundTrip) {
   c.ok = true;
   c.log = "1 warning";
   c.cache_hit = true;
-  c.artifact.symbol = "_Z1fPf";
+  c.artifact.symbols = {"_Z1fPf", "_Z1gPf"};
   c.artifact.listing = "ld.global.v4.f32";
   for (int i = 0; i < 256; ++i) c.artifact.binary.push_back(static_cast<std::byte>(i));
   CompileResult back = CompileResultFromJson(nlohmann::json::parse(CompileResultToJson(c).dump()));
   EXPECT_EQ(back.ok, c.ok);
   EXPECT_EQ(back.log, c.log);
   EXPECT_EQ(back.cache_hit, c.cache_hit);
-  EXPECT_EQ(back.artifact.symbol, c.artifact.symbol);
+  EXPECT_EQ(back.artifact.symbols, c.artifact.symbols);
   EXPECT_EQ(back.artifact.listing, c.artifact.listing);
   EXPECT_EQ(back.artifact.binary, c.artifact.binary);
 
-  CompileRequest q{"source", "f", {{"BLOCK", "64"}, {"VEC", "4"}}};
+  CompileRequest q{"source", {"f", "g"}, {{"BLOCK", "64"}, {"VEC", "4"}}};
   CompileRequest q2 = CompileRequestFromJson(CompileRequestToJson(q));
   EXPECT_EQ(q2.source, q.source);
-  EXPECT_EQ(q2.entry, q.entry);
+  EXPECT_EQ(q2.entries, q.entries);
   EXPECT_EQ(q2.defines, q.defines);
 
   RunRequest r{{ParseKernel("k.cl", kKernel), {{"BLOCK", "64"}}}, c};
   RunRequest r2 = RunRequestFromJson(nlohmann::json::parse(RunRequestToJson(r).dump()));
   EXPECT_EQ(r2.candidate.kernel.source, kKernel);
-  EXPECT_EQ(r2.candidate.kernel.entry, "f");
+  EXPECT_EQ(r2.candidate.kernel.launches.at(0).entry, "f");
   EXPECT_EQ(r2.candidate.config, r.candidate.config);
   ASSERT_TRUE(r2.compiled);
   EXPECT_EQ(r2.compiled->artifact.binary, c.artifact.binary);
@@ -90,26 +90,26 @@ TEST(Codec, ACudaKernelsDynamicSharedMemoryTravelsWithItsLaunchRule) {
   RunRequest r2 = RunRequestFromJson(nlohmann::json::parse(RunRequestToJson(r).dump()));
   const Kernel& k = r2.candidate.kernel;
   EXPECT_EQ(k.language, Language::kCuda);
-  ASSERT_TRUE(k.shared);
-  EXPECT_EQ(k.shared->text(), "STAGES * BN * 128 + 1024");
-  EXPECT_EQ(k.shared_line, 4);
+  ASSERT_TRUE(k.launches.at(0).shared);
+  EXPECT_EQ(k.launches.at(0).shared->text(), "STAGES * BN * 128 + 1024");
+  EXPECT_EQ(k.launches.at(0).shared_line, 4);
   EXPECT_EQ(r2.candidate.config, r.candidate.config);
   Env env;
   env.Set("N", 4096);
   BindConfig(r2.candidate.config, env);
   BindConfig({{"BN", "256"}}, env);
-  EXPECT_EQ(k.shared->EvalInt(env), 3 * 256 * 128 + 1024);
+  EXPECT_EQ(k.launches.at(0).shared->EvalInt(env), 3 * 256 * 128 + 1024);
   // An elite and a proposal carry it the same way.
   Elite e;
   e.kernel = r.candidate.kernel;
   Elite e2 = EliteFromJson(nlohmann::json::parse(EliteToJson(e).dump()));
-  ASSERT_TRUE(e2.kernel.shared);
-  EXPECT_EQ(e2.kernel.shared->text(), k.shared->text());
+  ASSERT_TRUE(e2.kernel.launches.at(0).shared);
+  EXPECT_EQ(e2.kernel.launches.at(0).shared->text(), k.launches.at(0).shared->text());
   Proposal p;
   p.kernel = r.candidate.kernel;
-  ASSERT_TRUE(ProposalFromJson(ProposalToJson(p)).kernel.shared);
+  ASSERT_TRUE(ProposalFromJson(ProposalToJson(p)).kernel.launches.at(0).shared);
   // A kernel without it decodes without it.
-  EXPECT_FALSE(KernelFromJson(KernelToJson(ParseKernel("k.cl", kKernel))).shared);
+  EXPECT_FALSE(KernelFromJson(KernelToJson(ParseKernel("k.cl", kKernel))).launches.at(0).shared);
 }
 
 TEST(Codec, DevicesEvaluationsElitesAndProposalsRoundTrip) {

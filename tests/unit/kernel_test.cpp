@@ -32,15 +32,15 @@ std::string ErrorOf(const std::string& path, const std::string& source) {
 TEST(Kernel, ParsesAnnotations) {
   Kernel k = ParseKernel("scale.cl", kGood);
   EXPECT_EQ(k.language, Language::kOpenCL);
-  EXPECT_EQ(k.entry, "scale");
-  ASSERT_EQ(k.grid.size(), 1u);
+  EXPECT_EQ(k.launches.at(0).entry, "scale");
+  ASSERT_EQ(k.launches.at(0).grid.size(), 1u);
   ASSERT_EQ(k.params.size(), 2u);
   EXPECT_EQ(k.params[0].values, (std::vector<std::string>{"64", "128", "256"}));
   EXPECT_EQ(k.params[0].default_value, "128");
   EXPECT_EQ(k.params[1].values, (std::vector<std::string>{"1", "2", "3", "4"}));
   EXPECT_EQ(k.params[1].default_value, "1");
   EXPECT_EQ(k.constraints.size(), 1u);
-  EXPECT_EQ(k.arg_names, (std::vector<std::string>{"x", "y", "N"}));
+  EXPECT_EQ(k.launches.at(0).arg_names, (std::vector<std::string>{"x", "y", "N"}));
 
   Config c = k.ResolveConfig({{"VEC", "4"}});
   EXPECT_EQ(c.at("BLOCK"), "128");
@@ -48,7 +48,7 @@ TEST(Kernel, ParsesAnnotations) {
   Env env;
   env.Set("N", 1000);
   BindConfig(c, env);
-  EXPECT_EQ(k.grid[0].EvalInt(env), 2);
+  EXPECT_EQ(k.launches.at(0).grid[0].EvalInt(env), 2);
 }
 
 TEST(Kernel, CudaEntryArgsAndLanguage) {
@@ -59,7 +59,7 @@ template <int N> __device__ int helper(int x) { return x; }
 extern "C" __global__ void __launch_bounds__(32) f(const __half* __restrict__ q, float* out, int n) {}
 )");
   EXPECT_EQ(k.language, Language::kCuda);
-  EXPECT_EQ(k.arg_names, (std::vector<std::string>{"q", "out", "n"}));
+  EXPECT_EQ(k.launches.at(0).arg_names, (std::vector<std::string>{"q", "out", "n"}));
 }
 
 TEST(Kernel, MalformedAnnotationsNameFileLineAndField) {
@@ -136,6 +136,114 @@ TEST(Kernel, AWrongEntryPointOrSignatureNamesTheLine) {
             "k.cl:6: entry point scale: argument 2 is 'y'; the task passes 'y_out' there");
 }
 
+const char* kTwoLaunches = R"(// A two-pass scan.
+// @param BLOCK in [64, 128] default 64
+// @scratch totals f32 R * ceil_div(C, BLOCK)
+// @scratch flags i32 R
+
+// @kernel scan_chunks
+// @grid ceil_div(C, BLOCK), R
+// @block BLOCK, 1
+__kernel void scan_chunks(__global const float* x, __global float* y, int R, int C,
+                          __global float* totals, __global int* flags) {}
+
+// @kernel add_offsets
+// @grid ceil_div(C, 256)
+// @block 256
+__kernel void add_offsets(__global const float* x, __global float* y, int R, int C,
+                          __global float* totals, __global int* flags) {}
+)";
+
+// Several @kernel blocks are launched in file order, each with its own launch rule; @scratch
+// buffers follow the task's arguments in every entry point's signature.
+TEST(Kernel, SeveralKernelBlocksAreLaunchedInFileOrderWithTheirOwnRules) {
+  Kernel k = ParseKernel("scan.cl", kTwoLaunches);
+  ASSERT_EQ(k.launches.size(), 2u);
+  EXPECT_EQ(k.launches[0].entry, "scan_chunks");
+  EXPECT_EQ(k.launches[1].entry, "add_offsets");
+  EXPECT_EQ(k.EntryNames(), "scan_chunks,add_offsets");
+  EXPECT_EQ(k.launches[0].entry_line, 6);
+  EXPECT_EQ(k.launches[1].grid_line, 13);
+  Env env;
+  env.Set("R", 3);
+  env.Set("C", 333);
+  const Config config = k.ResolveConfig({});
+  Launch first = MakeLaunch(k.launches[0], config, env);
+  Launch second = MakeLaunch(k.launches[1], config, env);
+  EXPECT_EQ(first.grid, (std::vector<int64_t>{6, 3}));
+  EXPECT_EQ(first.block, (std::vector<int64_t>{64, 1}));
+  EXPECT_EQ(second.grid, (std::vector<int64_t>{2}));
+  EXPECT_EQ(second.block, (std::vector<int64_t>{256}));
+  ASSERT_EQ(k.scratch.size(), 2u);
+  EXPECT_EQ(k.scratch[0].name, "totals");
+  EXPECT_EQ(k.scratch[0].dtype, DType::kF32);
+  EXPECT_EQ(k.scratch[1].dtype, DType::kI32);
+  EXPECT_EQ(k.scratch[0].line, 3);
+  EXPECT_EQ(ScratchCounts(k, k.ResolveConfig({{"BLOCK", "128"}}), env),
+            (std::vector<int64_t>{9, 3}));
+  // One compile request names every entry point.
+  EXPECT_EQ(CompileRequestFor(k, config).entries,
+            (std::vector<std::string>{"scan_chunks", "add_offsets"}));
+  // Both entry points take the task's arguments, then the scratch buffers.
+  EXPECT_NO_THROW(CheckEntryArgs(k, {"x", "y", "R", "C"}, "task 't'"));
+  EXPECT_NO_THROW(CheckKernelNames(k, {"R", "C"}, {}));
+  std::string e;
+  try {
+    CheckEntryArgs(k, {"x", "y", "R"}, "task 't'");
+  } catch (const InputError& error) {
+    e = error.what();
+  }
+  EXPECT_EQ(e,
+            "scan.cl:9: entry point scan_chunks: takes 6 arguments; task 't' and the kernel's "
+            "@scratch buffers pass 5");
+}
+
+TEST(Kernel, MalformedLaunchesAndScratchNameFileLineAndField) {
+  const std::string entry = "__kernel void f(__global float* y, __global float* s) {}\n";
+  // A launch rule before any @kernel, in a file of several launches.
+  std::string e = ErrorOf("k.cl", "// @grid 1\n// @kernel f\n// @block 1\n// @kernel g\n");
+  EXPECT_NE(e.find("k.cl:1: @grid: comes before any @kernel"), std::string::npos) << e;
+  // The same entry point twice.
+  e = ErrorOf("k.cl", "// @kernel f\n// @grid 1\n// @block 1\n// @kernel f\n");
+  EXPECT_NE(e.find("k.cl:4: @kernel: entry point 'f' declared twice"), std::string::npos) << e;
+  // The second launch without its own grid: named at its @kernel line.
+  e = ErrorOf("k.cl", "// @kernel f\n// @grid 1\n// @block 1\n// @kernel g\n// @block 1\n");
+  EXPECT_NE(e.find("k.cl:4: @grid: no '// @grid ...' launch rule for entry point g"),
+            std::string::npos)
+      << e;
+  // Two rules for one launch.
+  e = ErrorOf("k.cl",
+              "// @kernel f\n// @grid 1\n// @block 1\n// @kernel g\n// @grid 1\n"
+              "// @grid 2\n// @block 1\n");
+  EXPECT_NE(e.find("k.cl:6: @grid: declared twice"), std::string::npos) << e;
+  const std::string head = "// @kernel f\n// @grid 1\n// @block 1\n";
+  e = ErrorOf("k.cl", head + "// @scratch s f32 N *\n" + entry);
+  EXPECT_NE(e.find("k.cl:4: @scratch:"), std::string::npos) << e;
+  e = ErrorOf("k.cl", head + "// @scratch s f32 N\n// @scratch s i32 2\n" + entry);
+  EXPECT_NE(e.find("k.cl:5: @scratch: scratch buffer 's' declared twice"), std::string::npos) << e;
+  e = ErrorOf("k.cl", head + "// @scratch s quad N\n" + entry);
+  EXPECT_NE(e.find("k.cl:4: @scratch: unknown element type 'quad'"), std::string::npos) << e;
+  e = ErrorOf("k.cl", head + "// @scratch s f32\n" + entry);
+  EXPECT_NE(e.find("k.cl:4: @scratch: empty expression"), std::string::npos) << e;
+  // A size the task does not have: at the @scratch line.
+  e = NamesErrorOf(head + "// @scratch s f32 T * HH\n" + entry);
+  EXPECT_NE(e.find("k.cl:4: @scratch: unknown name 'HH'"), std::string::npos) << e;
+  // A negative count is the candidate's fault at those sizes, not the parser's.
+  Kernel negative = ParseKernel("k.cl", head + "// @scratch s f32 N - 10\n" + entry);
+  Env env;
+  env.Set("N", 4);
+  EXPECT_THROW(ScratchCounts(negative, {}, env), ExprError);
+}
+
+// With one @kernel the launch rule may stand anywhere, as it always could.
+TEST(Kernel, ASingleLaunchKeepsItsAnnotationsInAnyOrder) {
+  Kernel k = ParseKernel("k.cl", "// @grid 2\n// @block 4\n// @kernel f\n__kernel void f() {}\n");
+  ASSERT_EQ(k.launches.size(), 1u);
+  EXPECT_EQ(k.launches[0].entry, "f");
+  EXPECT_EQ(k.launches[0].grid_line, 1);
+  EXPECT_TRUE(k.scratch.empty());
+}
+
 const char* kDynamicShared = R"(// @kernel gemm
 // @grid ceil_div(N, BN), ceil_div(M, BM)
 // @block 256, 1
@@ -152,33 +260,34 @@ extern "C" __global__ void gemm(const __half* A, const __half* B, __half* C, int
 // MakeLaunch evaluates with the grid and block.
 TEST(Kernel, DynamicSharedMemoryIsPartOfTheLaunchRule) {
   Kernel k = ParseKernel("gemm.cu", kDynamicShared);
-  ASSERT_TRUE(k.shared);
-  EXPECT_EQ(k.shared->text(), "STAGES * (BM + BN) * 128 + 1024");
-  EXPECT_EQ(k.shared_line, 4);
+  ASSERT_TRUE(k.launches.at(0).shared);
+  EXPECT_EQ(k.launches.at(0).shared->text(), "STAGES * (BM + BN) * 128 + 1024");
+  EXPECT_EQ(k.launches.at(0).shared_line, 4);
   EXPECT_NO_THROW(CheckKernelNames(k, {"M", "N", "K"}, {"local_mem_bytes"}));
   Env sizes;
   sizes.Set("M", 4096);
   sizes.Set("N", 4096);
   sizes.Set("K", 4096);
-  Launch l = MakeLaunch(k, k.ResolveConfig({}), sizes);
+  Launch l = MakeLaunch(k.launches.at(0), k.ResolveConfig({}), sizes);
   EXPECT_EQ(l.shared_bytes, 4 * (128 + 256) * 128 + 1024);
   EXPECT_EQ(l.grid, (std::vector<int64_t>{16, 32}));
-  EXPECT_EQ(MakeLaunch(k, k.ResolveConfig({{"STAGES", "3"}, {"BN", "128"}}), sizes).shared_bytes,
+  EXPECT_EQ(MakeLaunch(k.launches.at(0), k.ResolveConfig({{"STAGES", "3"}, {"BN", "128"}}), sizes)
+                .shared_bytes,
             3 * 256 * 128 + 1024);
   // Without @shared a kernel asks for none.
   Kernel plain = ParseKernel("scale.cl", kGood);
-  EXPECT_FALSE(plain.shared);
+  EXPECT_FALSE(plain.launches.at(0).shared);
   Env n;
   n.Set("N", 1000);
-  EXPECT_EQ(MakeLaunch(plain, plain.ResolveConfig({}), n).shared_bytes, 0);
+  EXPECT_EQ(MakeLaunch(plain.launches.at(0), plain.ResolveConfig({}), n).shared_bytes, 0);
   // A negative request is a launch-rule error (invalid_config), like a non-positive extent.
   Kernel negative = ParseKernel("k.cu",
                                 "// @kernel f\n// @grid 1\n// @block 32\n// @shared K - 100\n"
                                 "extern \"C\" __global__ void f(int K) {}\n");
-  EXPECT_EQ(MakeLaunch(negative, {}, sizes).shared_bytes, 3996);
+  EXPECT_EQ(MakeLaunch(negative.launches.at(0), {}, sizes).shared_bytes, 3996);
   Env small;
   small.Set("K", 10);
-  EXPECT_THROW(MakeLaunch(negative, {}, small), ExprError);
+  EXPECT_THROW(MakeLaunch(negative.launches.at(0), {}, small), ExprError);
 }
 
 TEST(Kernel, MalformedOrOpenCLSharedNamesFileLineAndField) {
@@ -237,7 +346,7 @@ TEST(Kernel, AnnotationMustStartTheComment) {
   Kernel k = ParseKernel(
       "x.cl",
       "// @kernel f\n// @grid 1\n// @block 1\n// mail me@kernel.org\n__kernel void f() {}\n");
-  EXPECT_EQ(k.entry, "f");
+  EXPECT_EQ(k.launches.at(0).entry, "f");
 }
 
 TEST(Kernel, ParamRangesAtTheEdgesOf64BitsNeitherOverflowNorHang) {

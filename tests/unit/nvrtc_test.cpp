@@ -68,7 +68,7 @@ TEST_F(Nvrtc, CompilesEveryBundledCudaKernelToAnSm90aCubin) {
       Kernel k = LoadKernelFile(t.PathOf(f));
       Config c = k.ResolveConfig({});
       cuda::NvrtcOutput out =
-          cuda::CompileCuda(*nvrtc_, k.source, k.entry, {c.begin(), c.end()}, 90);
+          cuda::CompileCuda(*nvrtc_, k.source, {k.launches.at(0).entry}, {c.begin(), c.end()}, 90);
       ASSERT_TRUE(out.ok) << t.name << "/" << f << ":\n" << out.log;
       ASSERT_GT(out.cubin.size(), 4u);
       EXPECT_EQ(std::memcmp(out.cubin.data(),
@@ -78,7 +78,7 @@ TEST_F(Nvrtc, CompilesEveryBundledCudaKernelToAnSm90aCubin) {
                 0)
           << f << " is not an ELF cubin";
       if (k.source.find("extern \"C\"") != std::string::npos) {
-        EXPECT_EQ(out.lowered_name, k.entry);
+        EXPECT_EQ(out.lowered_names, std::vector<std::string>{k.launches.at(0).entry});
       }
     }
   }
@@ -113,7 +113,8 @@ TEST_F(Nvrtc, CompilesEveryParameterValueOfTheHopperAttentionTemplate) {
     for (const auto& [name, value] : c) news = covered.insert(name + "=" + value).second || news;
     if (!news) continue;
     SCOPED_TRACE(space.Key(p));
-    cuda::NvrtcOutput out = cuda::CompileCuda(*nvrtc_, k.source, k.entry, {c.begin(), c.end()}, 90);
+    cuda::NvrtcOutput out =
+        cuda::CompileCuda(*nvrtc_, k.source, {k.launches.at(0).entry}, {c.begin(), c.end()}, 90);
     ASSERT_TRUE(out.ok) << out.log;
     EXPECT_NE(out.ptx.find("wgmma.mma_async"), std::string::npos);
   }
@@ -124,7 +125,7 @@ TEST_F(Nvrtc, CompilesEveryParameterValueOfTheHopperAttentionTemplate) {
 TEST_F(Nvrtc, CompilesTheEvaluatorsOwnKernelsForEveryElementType) {
   for (int dt = 0; dt <= 5; ++dt) {
     cuda::NvrtcOutput out =
-        cuda::CompileCuda(*nvrtc_, kDeviceToolsSource, "kf_random",
+        cuda::CompileCuda(*nvrtc_, kDeviceToolsSource, {"kf_random"},
                           {{"KF_CUDA", "1"}, {"KF_DT", std::to_string(dt)}}, 90);
     ASSERT_TRUE(out.ok) << "KF_DT " << dt << ":\n" << out.log;
     for (const char* entry :
@@ -142,21 +143,34 @@ TEST_F(Nvrtc, HopperGetsItsArchSpecificInstructions) {
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
   x[threadIdx.x] = 1.0f;
 })";
-  cuda::NvrtcOutput out = cuda::CompileCuda(*nvrtc_, src, "f", {}, 90);
+  cuda::NvrtcOutput out = cuda::CompileCuda(*nvrtc_, src, {"f"}, {}, 90);
   ASSERT_TRUE(out.ok) << out.log;
   EXPECT_NE(out.ptx.find(".target sm_90a"), std::string::npos) << out.ptx.substr(0, 400);
 }
 
 TEST_F(Nvrtc, LowersCppNames) {
   cuda::NvrtcOutput out =
-      cuda::CompileCuda(*nvrtc_, "__global__ void f(float* x) { x[0] = 1; }", "f", {}, 90);
+      cuda::CompileCuda(*nvrtc_, "__global__ void f(float* x) { x[0] = 1; }", {"f"}, {}, 90);
   ASSERT_TRUE(out.ok) << out.log;
-  EXPECT_EQ(out.lowered_name, "_Z1fPf");
+  EXPECT_EQ(out.lowered_names, std::vector<std::string>{"_Z1fPf"});
+  // One module of several entry points (a candidate of several launches): each lowered, in order.
+  out = cuda::CompileCuda(*nvrtc_,
+                          "__global__ void scan(float* x, int* t) { x[0] = 1; }\n"
+                          "__global__ void add(float* x, int* t) { x[1] = t[0]; }\n",
+                          {"add", "scan"}, {}, 90);
+  ASSERT_TRUE(out.ok) << out.log;
+  EXPECT_EQ(out.lowered_names, (std::vector<std::string>{"_Z3addPfPi", "_Z4scanPfPi"}));
+  out = cuda::CompileCuda(*nvrtc_, "__global__ void f(float* x) { x[0] = 1; }", {"f", "g"}, {}, 90);
+  EXPECT_FALSE(out.ok);
+  // NVRTC itself refuses a name expression of no such function; the log names it.
+  EXPECT_TRUE(out.log.find("\"g\" is undefined") != std::string::npos ||
+              out.log.find("entry point 'g' not found") != std::string::npos)
+      << out.log;
 }
 
 TEST_F(Nvrtc, SyntaxErrorReturnsTheLog) {
   cuda::NvrtcOutput out = cuda::CompileCuda(
-      *nvrtc_, "extern \"C\" __global__ void f(float* x) { x[0] = ; }", "f", {}, 90);
+      *nvrtc_, "extern \"C\" __global__ void f(float* x) { x[0] = ; }", {"f"}, {}, 90);
   EXPECT_FALSE(out.ok);
   EXPECT_NE(out.log.find("expected an expression"), std::string::npos) << out.log;
 }
@@ -164,8 +178,8 @@ TEST_F(Nvrtc, SyntaxErrorReturnsTheLog) {
 TEST_F(Nvrtc, DefinesReachTheSource) {
   const char* src =
       "extern \"C\" __global__ void f(float* x) { static_assert(BLOCK == 128, \"BLOCK\"); }";
-  EXPECT_TRUE(cuda::CompileCuda(*nvrtc_, src, "f", {{"BLOCK", "128"}}, 90).ok);
-  EXPECT_FALSE(cuda::CompileCuda(*nvrtc_, src, "f", {{"BLOCK", "64"}}, 90).ok);
+  EXPECT_TRUE(cuda::CompileCuda(*nvrtc_, src, {"f"}, {{"BLOCK", "128"}}, 90).ok);
+  EXPECT_FALSE(cuda::CompileCuda(*nvrtc_, src, {"f"}, {{"BLOCK", "64"}}, 90).ok);
 }
 
 // The corpus's CUDA kernels that must build (all but the compile errors), the ghost replay's no-op
@@ -174,7 +188,7 @@ TEST_F(Nvrtc, CompilesTheCorpusTheGhostsAndThePeakKernels) {
   auto compiles = [&](const std::string& what, const std::string& source, const std::string& entry,
                       const Config& config) {
     cuda::NvrtcOutput out =
-        cuda::CompileCuda(*nvrtc_, source, entry, {config.begin(), config.end()}, 90);
+        cuda::CompileCuda(*nvrtc_, source, {entry}, {config.begin(), config.end()}, 90);
     EXPECT_TRUE(out.ok) << what << ":\n" << out.log;
   };
   std::vector<CorpusEntry> corpus =
@@ -183,7 +197,7 @@ TEST_F(Nvrtc, CompilesTheCorpusTheGhostsAndThePeakKernels) {
   for (const CorpusEntry& e : corpus) {
     if (e.statuses.size() == 1 && e.statuses[0] == Status::kCompileError) continue;
     Kernel k = LoadKernelFile(e.path);
-    compiles(e.path, k.source, k.entry, k.ResolveConfig({}));
+    compiles(e.path, k.source, k.launches.at(0).entry, k.ResolveConfig({}));
     ++built;
   }
   EXPECT_GE(built, 3);

@@ -120,7 +120,7 @@ TEST_F(CommandProposerTest, AKernelOnStdoutIsAProposalAndTheRequestArrivesOnStdi
   std::string request = (dir_ / "request.json").string();
   ProposalOutcome o = Run(fmt::format("cat > {}; cat {}", request, Kernel("rope_vec4.cl")));
   ASSERT_EQ(o.verdict, ProposalVerdict::kOk) << o.reason;
-  EXPECT_EQ(o.proposal->kernel.entry, LoadKernelFile(Kernel("rope_vec4.cl")).entry);
+  EXPECT_EQ(o.proposal->kernel.EntryNames(), LoadKernelFile(Kernel("rope_vec4.cl")).EntryNames());
   EXPECT_EQ(o.proposal->kernel.language, Language::kOpenCL);
   EXPECT_EQ(o.proposal->mutations, std::vector<std::string>{"command"});
   EXPECT_EQ(o.proposal->parent_cell, (Cell{1, 1, 0}));

@@ -196,7 +196,8 @@ std::string NvrtcTarget(int arch) {
   return fmt::format("sm_{}{}", arch, specific ? "a" : "");
 }
 
-NvrtcOutput CompileCuda(const Nvrtc& nvrtc, const std::string& source, const std::string& entry,
+NvrtcOutput CompileCuda(const Nvrtc& nvrtc, const std::string& source,
+                        const std::vector<std::string>& entries,
                         const std::vector<std::pair<std::string, std::string>>& defines, int arch) {
   KF_IGNORE_FOREIGN_LEAKS;
   const NvrtcApi& a = nvrtc.api();
@@ -208,8 +209,11 @@ NvrtcOutput CompileCuda(const Nvrtc& nvrtc, const std::string& source, const std
     out.log = fmt::format("nvrtcCreateProgram failed: {}", a.nvrtcGetErrorString(r));
     return out;
   }
-  std::string name_expr = "&" + entry;
-  a.nvrtcAddNameExpression(prog, name_expr.c_str());
+  std::vector<std::string> name_exprs;
+  for (const std::string& entry : entries) {
+    name_exprs.push_back("&" + entry);
+    a.nvrtcAddNameExpression(prog, name_exprs.back().c_str());
+  }
   std::vector<std::string> options = {"--gpu-architecture=" + NvrtcTarget(arch), "-std=c++17",
                                       "-lineinfo"};
   if (std::string inc = CudaIncludeDir(); !inc.empty()) options.push_back("-I" + inc);
@@ -231,14 +235,16 @@ NvrtcOutput CompileCuda(const Nvrtc& nvrtc, const std::string& source, const std
     a.nvrtcDestroyProgram(&prog);
     return out;
   }
-  const char* lowered = nullptr;
-  if (a.nvrtcGetLoweredName(prog, name_expr.c_str(), &lowered) != 0 || !lowered) {
-    out.log += fmt::format("{}entry point '{}' not found in the program",
-                           out.log.empty() ? "" : "\n", entry);
-    a.nvrtcDestroyProgram(&prog);
-    return out;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const char* lowered = nullptr;
+    if (a.nvrtcGetLoweredName(prog, name_exprs[i].c_str(), &lowered) != 0 || !lowered) {
+      out.log += fmt::format("{}entry point '{}' not found in the program",
+                             out.log.empty() ? "" : "\n", entries[i]);
+      a.nvrtcDestroyProgram(&prog);
+      return out;
+    }
+    out.lowered_names.emplace_back(lowered);
   }
-  out.lowered_name = lowered;
   size_t cubin_size = 0;
   a.nvrtcGetCUBINSize(prog, &cubin_size);
   out.cubin.resize(cubin_size);

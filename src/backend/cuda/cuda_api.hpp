@@ -144,7 +144,7 @@ struct NvrtcOutput {
   bool ok = false;
   std::vector<std::byte> cubin;
   std::string ptx;
-  std::string lowered_name;
+  std::vector<std::string> lowered_names;  // one per entry point, in order
   std::string log;
 };
 
@@ -155,7 +155,8 @@ std::string NvrtcTarget(int arch);
 
 // Compiles CUDA C++ to a cubin for a device of compute capability `arch` (e.g. 90 for 9.0, built
 // for NvrtcTarget(90) = sm_90a). Needs no GPU.
-NvrtcOutput CompileCuda(const Nvrtc& nvrtc, const std::string& source, const std::string& entry,
+NvrtcOutput CompileCuda(const Nvrtc& nvrtc, const std::string& source,
+                        const std::vector<std::string>& entries,
                         const std::vector<std::pair<std::string, std::string>>& defines, int arch);
 
 }  // namespace kf::cuda

@@ -60,12 +60,12 @@ CompileResult CompileFor(const Nvrtc* nvrtc, const std::string& arch,
     result.log = "not a CUDA architecture: '" + arch + "'";
     return result;
   }
-  NvrtcOutput out = CompileCuda(*nvrtc, request.source, request.entry, request.defines,
+  NvrtcOutput out = CompileCuda(*nvrtc, request.source, request.entries, request.defines,
                                 std::stoi(arch.substr(3)));
   result.log = out.log;
   result.ok = out.ok;
   result.artifact.binary = std::move(out.cubin);
-  result.artifact.symbol = out.lowered_name;
+  result.artifact.symbols = std::move(out.lowered_names);
   result.artifact.listing = std::move(out.ptx);
   return result;
 }
@@ -156,7 +156,8 @@ class CudaDevice : public Device {
     return CompileFor(nvrtc_.get(), info_.arch, request);
   }
 
-  std::unique_ptr<LoadedKernel> Load(const Artifact& artifact, std::string* error) override {
+  std::unique_ptr<LoadedKernel> Load(const Artifact& artifact, const std::string& symbol,
+                                     std::string* error) override {
     const DriverApi& a = api();
     a.cuCtxSetCurrent(ctx_);
     CUmodule module = nullptr;
@@ -165,8 +166,7 @@ class CudaDevice : public Device {
       return nullptr;
     }
     CUfunction fn = nullptr;
-    if (CUresult r = a.cuModuleGetFunction(&fn, module, artifact.symbol.c_str());
-        r != CUDA_SUCCESS) {
+    if (CUresult r = a.cuModuleGetFunction(&fn, module, symbol.c_str()); r != CUDA_SUCCESS) {
       *error = a.Error("cuModuleGetFunction", r);
       a.cuModuleUnload(module);
       return nullptr;
@@ -205,10 +205,9 @@ class CudaDevice : public Device {
     return s.ok() ? Check("cuCtxSynchronize", api().cuCtxSynchronize()) : s;
   }
 
-  LaunchResult Run(LoadedKernel& loaded, std::span<const KernelArg> args,
-                   const Launch& launch) override {
+  LaunchResult Run(std::span<const LaunchStep> steps, std::span<const KernelArg> args) override {
     LaunchResult result;
-    if (DeviceStatus s = EnqueueTimed(loaded, args, launch, 0); !s.ok()) {
+    if (DeviceStatus s = EnqueueTimed(steps, args, 0); !s.ok()) {
       result.status = s;
       return result;
     }
@@ -236,8 +235,8 @@ class CudaDevice : public Device {
     return LaunchAsync(loaded, args, launch, nullptr, nullptr);
   }
 
-  DeviceStatus EnqueueTimed(LoadedKernel& loaded, std::span<const KernelArg> args,
-                            const Launch& launch, int slot) override {
+  DeviceStatus EnqueueTimed(std::span<const LaunchStep> steps, std::span<const KernelArg> args,
+                            int slot) override {
     const DriverApi& a = api();
     while (static_cast<int>(slots_.size()) <= slot) {
       CUevent start = nullptr, stop = nullptr;
@@ -246,7 +245,14 @@ class CudaDevice : public Device {
       slots_.emplace_back(start, stop);
     }
     auto [start, stop] = slots_[static_cast<size_t>(slot)];
-    return LaunchAsync(loaded, args, launch, start, stop);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (DeviceStatus s =
+              LaunchAsync(*steps[i].kernel, args, steps[i].launch, i == 0 ? start : nullptr,
+                          i + 1 == steps.size() ? stop : nullptr);
+          !s.ok())
+        return DeviceStatus::Fail(StepPrefix(i, steps.size()) + s.message());
+    }
+    return DeviceStatus::Ok();
   }
 
   DeviceStatus ElapsedMs(int slot, double* ms) override {
@@ -350,10 +356,10 @@ class CudaDevice : public Device {
       scratch_bytes_ = (scratch_bytes_ + 15) / 16 * 16;
       if (DeviceStatus s = Alloc(scratch_bytes_, &scratch_); !s.ok()) return s;
     }
-    CompileResult c = Compile({kFlushReadSource, "kf_flush_read", {}});
+    CompileResult c = Compile({kFlushReadSource, {"kf_flush_read"}, {}});
     if (!c.ok) return DeviceStatus::Fail("cache-flush kernel: " + c.log);
     std::string error;
-    flush_reader_ = Load(c.artifact, &error);
+    flush_reader_ = Load(c.artifact, c.artifact.symbols.front(), &error);
     if (!flush_reader_) return DeviceStatus::Fail("cache-flush kernel: " + error);
     return DeviceStatus::Ok();
   }

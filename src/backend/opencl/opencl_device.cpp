@@ -183,8 +183,9 @@ class OpenCLDevice : public Device {
 
   ~OpenCLDevice() override {
     flush_kernel_.reset();
-    for (cl_event e : slots_)
-      if (e) clReleaseEvent(e);
+    for (const std::vector<cl_event>& slot : slots_)
+      for (cl_event e : slot)
+        if (e) clReleaseEvent(e);
     for (auto& [h, mem] : buffers_) clReleaseMemObject(mem);
     clReleaseCommandQueue(queue_);
     clReleaseContext(context_);
@@ -211,14 +212,16 @@ class OpenCLDevice : public Device {
       clReleaseProgram(program);
       return result;
     }
-    cl_kernel probe = clCreateKernel(program, request.entry.c_str(), &e);
-    if (e != CL_SUCCESS) {
-      result.log += fmt::format("{}entry point '{}' not found in the program ({})",
-                                result.log.empty() ? "" : "\n", request.entry, ClErrorName(e));
-      clReleaseProgram(program);
-      return result;
+    for (const std::string& entry : request.entries) {
+      cl_kernel probe = clCreateKernel(program, entry.c_str(), &e);
+      if (e != CL_SUCCESS) {
+        result.log += fmt::format("{}entry point '{}' not found in the program ({})",
+                                  result.log.empty() ? "" : "\n", entry, ClErrorName(e));
+        clReleaseProgram(program);
+        return result;
+      }
+      clReleaseKernel(probe);
     }
-    clReleaseKernel(probe);
     size_t bin_size = 0;
     e = clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof(size_t), &bin_size, nullptr);
     if (e == CL_SUCCESS && bin_size > 0) {
@@ -231,12 +234,13 @@ class OpenCLDevice : public Device {
       result.log += "\ncould not read the program binary: " + ClError("clGetProgramInfo", e);
       return result;
     }
-    result.artifact.symbol = request.entry;
+    result.artifact.symbols = request.entries;
     result.ok = true;
     return result;
   }
 
-  std::unique_ptr<LoadedKernel> Load(const Artifact& artifact, std::string* error) override {
+  std::unique_ptr<LoadedKernel> Load(const Artifact& artifact, const std::string& symbol,
+                                     std::string* error) override {
     const auto* bin = reinterpret_cast<const unsigned char*>(artifact.binary.data());
     size_t size = artifact.binary.size();
     cl_int status = CL_SUCCESS, e = CL_SUCCESS;
@@ -252,7 +256,7 @@ class OpenCLDevice : public Device {
       clReleaseProgram(program);
       return nullptr;
     }
-    cl_kernel kernel = clCreateKernel(program, artifact.symbol.c_str(), &e);
+    cl_kernel kernel = clCreateKernel(program, symbol.c_str(), &e);
     if (e != CL_SUCCESS) {
       *error = ClError("clCreateKernel", e);
       clReleaseProgram(program);
@@ -299,24 +303,24 @@ class OpenCLDevice : public Device {
                            : DeviceStatus::Fail(ClError("clEnqueueFillBuffer", e));
   }
 
-  LaunchResult Run(LoadedKernel& loaded, std::span<const KernelArg> args,
-                   const Launch& launch) override {
+  LaunchResult Run(std::span<const LaunchStep> steps, std::span<const KernelArg> args) override {
     LaunchResult result;
-    cl_event event = nullptr;
-    if (DeviceStatus s = LaunchAsync(loaded, args, launch, &event); !s.ok()) {
-      result.status = s;
-      return result;
+    std::vector<cl_event> events;
+    result.status = EnqueueSteps(steps, args, &events);
+    if (!events.empty()) {
+      cl_int e = clWaitForEvents(1, &events.back());
+      for (size_t i = 0; i < events.size() && result.status.ok(); ++i) {
+        cl_int exec = CL_COMPLETE;
+        clGetEventInfo(events[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(exec), &exec, nullptr);
+        if (e != CL_SUCCESS || exec < 0) {
+          result.status = DeviceStatus::Fail(StepPrefix(i, steps.size()) +
+                                             ClError("kernel execution", exec < 0 ? exec : e));
+        }
+      }
+      if (result.status.ok()) result.elapsed_ms = EventMs(events.front(), events.back());
+      if (!result.status.ok()) clFinish(queue_);  // nothing of it runs on after we return
     }
-    cl_int e = clWaitForEvents(1, &event);
-    cl_int exec = CL_COMPLETE;
-    clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(exec), &exec, nullptr);
-    if (e != CL_SUCCESS || exec < 0) {
-      result.status = DeviceStatus::Fail(ClError("kernel execution", exec < 0 ? exec : e));
-      clReleaseEvent(event);
-      return result;
-    }
-    result.elapsed_ms = EventMs(event);
-    clReleaseEvent(event);
+    for (cl_event e : events) clReleaseEvent(e);
     return result;
   }
 
@@ -342,24 +346,28 @@ class OpenCLDevice : public Device {
     return LaunchAsync(loaded, args, launch, nullptr);
   }
 
-  DeviceStatus EnqueueTimed(LoadedKernel& loaded, std::span<const KernelArg> args,
-                            const Launch& launch, int slot) override {
+  DeviceStatus EnqueueTimed(std::span<const LaunchStep> steps, std::span<const KernelArg> args,
+                            int slot) override {
     if (slot < 0) return DeviceStatus::Fail("EnqueueTimed: negative slot");
     if (static_cast<int>(slots_.size()) <= slot) slots_.resize(static_cast<size_t>(slot) + 1);
-    cl_event& event = slots_[static_cast<size_t>(slot)];
-    if (event) clReleaseEvent(event);
-    event = nullptr;
-    return LaunchAsync(loaded, args, launch, &event);
+    std::vector<cl_event>& events = slots_[static_cast<size_t>(slot)];
+    for (cl_event e : events) clReleaseEvent(e);
+    events.clear();
+    return EnqueueSteps(steps, args, &events);
   }
 
   DeviceStatus ElapsedMs(int slot, double* ms) override {
-    if (slot < 0 || slot >= static_cast<int>(slots_.size()) || !slots_[static_cast<size_t>(slot)])
+    if (slot < 0 || slot >= static_cast<int>(slots_.size()) ||
+        slots_[static_cast<size_t>(slot)].empty())
       return DeviceStatus::Fail("ElapsedMs: no such slot");
-    cl_event event = slots_[static_cast<size_t>(slot)];
-    cl_int exec = CL_COMPLETE;
-    clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(exec), &exec, nullptr);
-    if (exec < 0) return DeviceStatus::Fail(ClError("kernel execution", exec));
-    *ms = EventMs(event);
+    const std::vector<cl_event>& events = slots_[static_cast<size_t>(slot)];
+    for (size_t i = 0; i < events.size(); ++i) {
+      cl_int exec = CL_COMPLETE;
+      clGetEventInfo(events[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(exec), &exec, nullptr);
+      if (exec < 0)
+        return DeviceStatus::Fail(StepPrefix(i, events.size()) + ClError("kernel execution", exec));
+    }
+    *ms = EventMs(events.front(), events.back());
     return DeviceStatus::Ok();
   }
 
@@ -376,11 +384,24 @@ class OpenCLDevice : public Device {
   }
 
  private:
-  static double EventMs(cl_event event) {
+  // From the start of `first` to the end of `last` (the same event for a single launch).
+  static double EventMs(cl_event first, cl_event last) {
     cl_ulong start = 0, end = 0;
-    clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof(start), &start, nullptr);
-    clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr);
+    clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof(start), &start, nullptr);
+    clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr);
     return static_cast<double>(end - start) * 1e-6;
+  }
+
+  // Enqueues the steps in order, each with its event appended to `events`.
+  DeviceStatus EnqueueSteps(std::span<const LaunchStep> steps, std::span<const KernelArg> args,
+                            std::vector<cl_event>* events) {
+    for (size_t i = 0; i < steps.size(); ++i) {
+      cl_event event = nullptr;
+      DeviceStatus s = LaunchAsync(*steps[i].kernel, args, steps[i].launch, &event);
+      if (!s.ok()) return DeviceStatus::Fail(StepPrefix(i, steps.size()) + s.message());
+      events->push_back(event);
+    }
+    return DeviceStatus::Ok();
   }
 
   DeviceStatus LaunchAsync(LoadedKernel& loaded, std::span<const KernelArg> args,
@@ -431,10 +452,10 @@ class OpenCLDevice : public Device {
     if (flush_kernel_) return DeviceStatus::Ok();
     flush_words_ = static_cast<size_t>(std::max<int64_t>(2 * info_.cache_bytes, 8 << 20)) / 4;
     flush_words_ = (flush_words_ + 255) / 256 * 256;
-    CompileResult c = Compile({kFlushSource, "kf_flush", {}});
+    CompileResult c = Compile({kFlushSource, {"kf_flush"}, {}});
     if (!c.ok) return DeviceStatus::Fail("cache-flush kernel: " + c.log);
     std::string error;
-    flush_kernel_ = Load(c.artifact, &error);
+    flush_kernel_ = Load(c.artifact, c.artifact.symbols.front(), &error);
     if (!flush_kernel_) return DeviceStatus::Fail("cache-flush kernel: " + error);
     if (DeviceStatus s = Alloc(flush_words_ * 4, &scratch_); !s.ok()) return s;
     return Fill(scratch_, 0, flush_words_ * 4);
@@ -470,7 +491,7 @@ class OpenCLDevice : public Device {
   std::unique_ptr<LoadedKernel> flush_kernel_;
   BufferHandle scratch_ = 0;
   size_t flush_words_ = 0;
-  std::vector<cl_event> slots_;  // the event of each timed slot
+  std::vector<std::vector<cl_event>> slots_;  // the events of each timed slot, one per step
 };
 
 class OpenCLBackend : public Backend {

@@ -37,7 +37,8 @@ std::vector<std::string> SplitParams(const std::string& list) {
 std::optional<std::string> EditPointerParams(
     const Kernel& k,
     const std::function<std::optional<std::string>(const std::string&, size_t)>& edit) {
-  auto range = EntryParamList(k.source, k.entry);
+  if (k.launches.size() != 1) return std::nullopt;  // one entry point's parameters
+  auto range = EntryParamList(k.source, k.launches.front().entry);
   if (!range) return std::nullopt;
   std::vector<std::string> params =
       SplitParams(k.source.substr(range->first, range->second - range->first));
@@ -80,8 +81,8 @@ std::optional<std::string> Unroll(const Kernel& k, const Task&) {
 
 // The parameter that is the whole 1-D block size, if there is one.
 std::optional<std::string> BlockParam(const Kernel& k) {
-  if (k.block.size() != 1) return std::nullopt;
-  std::string b = k.block[0].text();
+  if (k.launches.size() != 1 || k.launches.front().block.size() != 1) return std::nullopt;
+  std::string b = k.launches.front().block[0].text();
   for (const ParamSpec& p : k.params) {
     if (p.name == b) return b;
   }

@@ -423,7 +423,7 @@ class PostgresStore : public Store {
       kernels.push_back({{"id", kernel_id},
                          {"path", w.kernel.path},
                          {"language", LanguageName(w.kernel.language)},
-                         {"entry", w.kernel.entry},
+                         {"entry", w.kernel.EntryNames()},
                          {"source", w.kernel.source}});
       candidates.push_back({{"id", CandidateId(kernel_id, w.config)},
                             {"kernel_id", kernel_id},
@@ -494,7 +494,8 @@ class PostgresStore : public Store {
                .Exec(
                    "INSERT INTO kernels (id, path, language, entry, source) VALUES ($1, $2, $3, "
                    "$4, $5) ON CONFLICT (id) DO NOTHING",
-                   {KernelId(k), k.path, std::string(LanguageName(k.language)), k.entry, k.source})
+                   {KernelId(k), k.path, std::string(LanguageName(k.language)), k.EntryNames(),
+                    k.source})
                .affected() > 0;
   }
 

@@ -492,7 +492,7 @@ class SqliteStore : public Store {
     insert.bind(1, KernelId(k));
     insert.bind(2, k.path);
     insert.bind(3, std::string(LanguageName(k.language)));
-    insert.bind(4, k.entry);
+    insert.bind(4, k.EntryNames());
     insert.bind(5, k.source);
     return insert.exec() > 0;
   }
