@@ -63,7 +63,8 @@ int RunExport(const ExportArgs& a) {
   }
   fmt::print("exported    {} ({} {} {}, {:.3f}x, sizes fixed at '{}' where no input gives them)\n",
              fs::absolute(out).lexically_normal().string(), LanguageName(kernel.language),
-             kernel.entry, ConfigToString(best->elite.config), best->median, origin.sizes.name);
+             kernel.EntryNames(), ConfigToString(best->elite.config), best->median,
+             origin.sizes.name);
   return 0;
 }
 

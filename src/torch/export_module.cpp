@@ -114,12 +114,27 @@ std::string RuleSpec(const Task& task, const Kernel& kernel) {
                   : Integer(a.value, "scalar " + a.name);
     scalars += "        " + value + ",\n";
   }
-  // One launch per entry point, in order: a candidate of several launches adds entries here.
-  std::string launch = fmt::format(
-      "def _launch_0(v):\n    \"\"\"@kernel {}: (grid, block, dynamic shared bytes).\"\"\"\n"
-      "    return ({}, {}, {})\n\n\n_LAUNCHES = [({}, _launch_0)]\n",
-      kernel.entry, Dims(kernel.grid, "@grid"), Dims(kernel.block, "@block"),
-      kernel.shared ? Integer(*kernel.shared, "@shared") : "0", Quoted(kernel.entry));
+  // One launch per entry point, in the order the candidate launches them.
+  std::string launch, launches;
+  for (size_t i = 0; i < kernel.launches.size(); ++i) {
+    const LaunchRule& l = kernel.launches[i];
+    launch += fmt::format(
+        "def _launch_{}(v):\n    \"\"\"@kernel {}: (grid, block, dynamic shared bytes).\"\"\"\n"
+        "    return ({}, {}, {})\n\n\n",
+        i, l.entry, Dims(l.grid, "@grid"), Dims(l.block, "@block"),
+        l.shared ? Integer(*l.shared, "@shared") : "0");
+    launches += fmt::format("({}, _launch_{}), ", Quoted(l.entry), i);
+  }
+  launch += fmt::format("_LAUNCHES = [{}]\n", launches);
+  // The candidate's scratch buffers, after the signature's arguments: (name, type), and their
+  // element counts.
+  std::string scratch, counts;
+  for (const ScratchSpec& s : kernel.scratch) {
+    scratch += fmt::format("({}, {}), ", Quoted(s.name), Quoted(std::string(DTypeName(s.dtype))));
+    counts += "        " + Integer(s.count, "@scratch " + s.name) + ",\n";
+  }
+  launch += fmt::format("_SCRATCH = [{}]\n\n\ndef _scratch_counts(v):\n    return [\n{}    ]\n",
+                        scratch, counts);
   return fmt::format(
       "def _shapes(v):\n    return [\n{}    ]\n\n\n"
       "def _scalars(v):\n    return [\n{}    ]\n\n\n{}\n\n"
@@ -173,7 +188,7 @@ needs its tensors on a CUDA device. See docs/pytorch.md, "Exporting the best ker
 """
 )",
       fmt::arg("task", task.name), fmt::arg("run", o.run), fmt::arg("lang", lang),
-      fmt::arg("entry", kernel.entry), fmt::arg("origin", o.origin),
+      fmt::arg("entry", kernel.EntryNames()), fmt::arg("origin", o.origin),
       fmt::arg("config", ConfigToString(config)), fmt::arg("device", o.device),
       fmt::arg("speedup", o.speedup), fmt::arg("module", o.module));
   std::string spec = fmt::format(

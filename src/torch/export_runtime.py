@@ -95,6 +95,9 @@ class _KfOpenCL:
             args.append(cl.Buffer(self.context, flags, hostbuf=host))
             if a["role"] != "in":
                 back.append((value, host, args[-1]))
+        for (name, dtype), count in zip(_SCRATCH, _scratch_counts(v)):  # the launches' own
+            size = max(1, count) * torch.empty((), dtype=_KF_DTYPES[dtype]).element_size()
+            args.append(cl.Buffer(self.context, cl.mem_flags.READ_WRITE, size=size))
         for entry, launch in _LAUNCHES:
             grid, block, _shared = launch(v)
             kernel = cl.Kernel(self.program, entry)
@@ -127,6 +130,10 @@ def _kf_cuda_launcher(index, entry):
             lines.append(f"  {_KF_CUDA_TYPES[a['dtype']]} a{len(ptrs)} = "
                          f"static_cast<{_KF_CUDA_TYPES[a['dtype']]}>(floats[{n_float}]);")
             n_float += 1
+        ptrs.append(f"&a{len(ptrs)}")
+    for _ in _SCRATCH:  # the candidate's scratch buffers, after the signature's arguments
+        lines.append(f"  void* a{len(ptrs)} = buffers[{b}].data_ptr();")
+        b += 1
         ptrs.append(f"&a{len(ptrs)}")
     body = "\n".join(lines)
     return f"""
@@ -173,6 +180,9 @@ class _KfCuda:
 
     def run(self, values, v):
         buffers = [x for a, x in zip(_ARGS, values) if a["buffer"]]
+        device = buffers[0].device if buffers else torch.device("cuda")
+        buffers += [torch.empty(max(1, count), dtype=_KF_DTYPES[dtype], device=device)
+                    for (_, dtype), count in zip(_SCRATCH, _scratch_counts(v))]
         ints = [int(x) for a, x in zip(_ARGS, values) if not a["buffer"] and a["dtype"][0] == "i"]
         floats = [float(x) for a, x in zip(_ARGS, values)
                   if not a["buffer"] and a["dtype"][0] == "f"]
