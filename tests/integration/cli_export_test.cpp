@@ -58,8 +58,11 @@ std::string SearchAndExport(const std::string& problem, const std::string& kerne
   testing::KfResult r =
       RunKfoundry(fmt::format("import {}/kernelbench/{}.py -o {}/task", kData, problem, dir));
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  fs::copy_file(kData + "/torch_export/" + kernel, dir + "/task/" + kernel);
+  fs::copy_file(kData + "/torch_export/" + kernel, dir + "/task/" + kernel,
+                fs::copy_options::overwrite_existing);  // a starting kernel may have its name
   std::string toml = testing::ReadText(dir + "/task/task.toml");
+  // Our kernel alone: import's starting kernels (a baseline and templates) left out.
+  toml = std::regex_replace(toml, std::regex("\n(baseline|templates) = \\{[^\n]*"), "");
   toml = std::regex_replace(
       toml, std::regex("reference = \\{ torch = \"model.py\" \\}"),
       "reference = { torch = \"model.py\" }\nbaseline = { opencl = \"" + kernel + "\" }");
