@@ -53,19 +53,26 @@ std::string PythonWithTorchAndOpenCL() {
 // Imports `problem`, gives the task `kernel` (a template) as its baseline kernel, runs a short
 // search (the kernel tuned and mutated: every candidate keeps its parameters) and exports its
 // best; returns the module's path.
+// `kernel` is the task's baseline, or, with `baseline` given, its one template beside it.
 std::string SearchAndExport(const std::string& problem, const std::string& kernel,
-                            const std::string& dir, nlohmann::json* best) {
+                            const std::string& dir, nlohmann::json* best,
+                            const std::string& baseline) {
   testing::KfResult r =
       RunKfoundry(fmt::format("import {}/kernelbench/{}.py -o {}/task", kData, problem, dir));
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  fs::copy_file(kData + "/torch_export/" + kernel, dir + "/task/" + kernel,
-                fs::copy_options::overwrite_existing);  // a starting kernel may have its name
+  for (const std::string& file : {kernel, baseline}) {  // a starting kernel may have its name
+    if (!file.empty())
+      fs::copy_file(kData + "/torch_export/" + file, dir + "/task/" + file,
+                    fs::copy_options::overwrite_existing);
+  }
   std::string toml = testing::ReadText(dir + "/task/task.toml");
   // Our kernel alone: import's starting kernels (a baseline and templates) left out.
   toml = std::regex_replace(toml, std::regex("\n(baseline|templates) = \\{[^\n]*"), "");
   toml = std::regex_replace(
       toml, std::regex("reference = \\{ torch = \"model.py\" \\}"),
-      "reference = { torch = \"model.py\" }\nbaseline = { opencl = \"" + kernel + "\" }");
+      "reference = { torch = \"model.py\" }\nbaseline = { opencl = \"" +
+          (baseline.empty() ? kernel : baseline) + "\" }" +
+          (baseline.empty() ? "" : "\ntemplates = { opencl = [\"" + kernel + "\"] }"));
   std::ofstream(dir + "/task/task.toml") << toml;
   r = RunKfoundry(
       fmt::format("optimize {}/task --device opencl --budget 4 --tune-budget 3 --top 1 --repeats 1 "
@@ -97,6 +104,9 @@ nlohmann::json CompareWithModel(const std::string& module, const std::string& pr
 
 struct Case {
   std::string problem, kernel, sizes, shape;
+  double max_err;         // against Model's output
+  std::string baseline;   // "": `kernel` is the baseline; else `kernel` is a template
+  std::string in_module;  // text the exported module must hold
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
@@ -110,11 +120,12 @@ TEST_P(TorchExport, ModelNewReturnsWhatModelReturnsOnFreshInputs) {
   const Case& c = GetParam();
   std::string dir = testing::Scratch("export", c.problem);
   nlohmann::json best;
-  std::string module = SearchAndExport(c.problem, c.kernel, dir, &best);
+  std::string module = SearchAndExport(c.problem, c.kernel, dir, &best, c.baseline);
   ASSERT_TRUE(best.is_object()) << "the search found no verified best";
   ASSERT_TRUE(fs::exists(module));
   std::string text = testing::ReadText(module);
   EXPECT_NE(text.find("class ModelNew(nn.Module)"), std::string::npos);
+  EXPECT_NE(text.find(c.in_module), std::string::npos) << c.in_module;
   // The winning configuration is what the module compiles with.
   for (const auto& [name, value] : best["config"].items())
     EXPECT_NE(text.find(fmt::format("(\"{}\", \"{}\")", name,
@@ -125,17 +136,25 @@ TEST_P(TorchExport, ModelNewReturnsWhatModelReturnsOnFreshInputs) {
   nlohmann::json answer = CompareWithModel(module, c.problem, c.sizes, &output);
   ASSERT_TRUE(answer.is_object()) << output;
   EXPECT_EQ(answer["shape"].dump(), c.shape) << output;
-  EXPECT_LE(answer["max_abs_err"].get<double>(), 1e-4) << output;
+  EXPECT_LE(answer["max_abs_err"].get<double>(), c.max_err) << output;
 }
 
-INSTANTIATE_TEST_SUITE_P(CliExport, TorchExport,
-                         ::testing::Values(Case{"19_ReLU", "relu_block.cl",
-                                                R"({"batch_size": 13, "dim": 1001})", "[13,1001]"},
-                                           Case{"23_Softmax", "softmax_group.cl",
-                                                R"({"batch_size": 37, "dim": 333})", "[37,333]"}),
-                         [](const ::testing::TestParamInfo<Case>& i) {
-                           return i.param.problem.substr(i.param.problem.find('_') + 1);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    CliExport, TorchExport,
+    ::testing::Values(Case{"19_ReLU", "relu_block.cl", R"({"batch_size": 13, "dim": 1001})",
+                           "[13,1001]", 1e-4, "", ""},
+                      Case{"23_Softmax", "softmax_group.cl", R"({"batch_size": 37, "dim": 333})",
+                           "[37,333]", 1e-4, "", ""},
+                      // Two launches and a scratch buffer (sums of up to 300 values in another
+                      // order than PyTorch's).
+                      Case{"89_cumsum", "cumsum_two_pass.cl",
+                           R"({"batch_size": 7, "row_shape": [300]})", "[7,300]", 1e-3,
+                           "cumsum_quadratic.cl",
+                           "_LAUNCHES = [(\"scan_chunks\", _launch_0), (\"add_offsets\", "
+                           "_launch_1), ]"}),
+    [](const ::testing::TestParamInfo<Case>& i) {
+      return i.param.problem.substr(i.param.problem.find('_') + 1);
+    });
 
 // Without --torch, or for a run the store lacks, export says so (exit code 2).
 TEST(CliExportRefuses, WithoutTorchOrRun) {
