@@ -6,6 +6,7 @@
 # the run's own re-verified best; then the two bests timed against each other by AFTER's `eval`,
 # alternately, ROUNDS times each (default 3): the median time of each and after/before.
 # Usage: bench/search_depth.sh BEFORE_KFOUNDRY AFTER_KFOUNDRY WORKDIR TASK...
+# RETIME_ONLY=1 skips the runs and times the bests of an earlier call's WORKDIR again.
 set -uo pipefail
 before=$1 after=$2 work=$3
 shift 3
@@ -13,6 +14,7 @@ rounds=${ROUNDS:-3}
 mkdir -p "$work"
 for task in "$@"; do
   for side in before after; do
+    [ -n "${RETIME_ONLY:-}" ] && continue  # the runs' JSON in WORKDIR already: time the bests again
     bin=$before
     [ "$side" = after ] && bin=$after
     rm -f "$work/$task-$side.db"*
