@@ -13,6 +13,7 @@
 
 #include "backend/registry.hpp"
 #include "core/codec.hpp"
+#include "core/host_name.hpp"
 #include "core/input_error.hpp"
 #include "core/task_bundle.hpp"
 #include "dist/amqp_session.hpp"
@@ -144,12 +145,6 @@ class KindDevices {
   int devices_ = kind_.devices;
 };
 
-std::string Hostname() {
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0) return "localhost";
-  return name;
-}
-
 std::atomic<bool> g_stop{false};
 
 void OnStopSignal(int) {
@@ -234,7 +229,7 @@ namespace {
 // `worker --role build`: CUDA's build queue, compiled by a builder pool per target.
 int ServeBuilds(const WorkerArgs& a, const std::string& self, const AmqpUrl& url, Store& store) {
   BuildWorkerOptions options;
-  options.host = Hostname();
+  options.host = HostName();
   options.id = fmt::format("{}:{}:build", options.host, getpid());
   options.backend = "cuda";  // the one backend that compiles without its device
   options.heartbeat_s = a.heartbeat_s;
@@ -295,7 +290,7 @@ int ServeBuilds(const WorkerArgs& a, const std::string& self, const AmqpUrl& url
 // `worker --role propose`: the proposers' side effects, for any run.
 int ServeProposals(const WorkerArgs& a, const AmqpUrl& url, Store& store) {
   ProposeWorkerOptions options;
-  options.host = Hostname();
+  options.host = HostName();
   options.id = fmt::format("{}:{}:propose", options.host, getpid());
   options.concurrency = a.concurrency;
   options.heartbeat_s = a.heartbeat_s;
@@ -337,7 +332,7 @@ int RunWorkerCommand(WorkerArgs a, const std::string& self) {
   if (a.role == "build") return ServeBuilds(a, self, url, *store);
   if (a.role == "propose") return ServeProposals(a, url, *store);
   RunWorkerOptions options;
-  options.host = Hostname();
+  options.host = HostName();
   options.id = fmt::format("{}:{}:run", options.host, getpid());
   options.cache_dir = a.cache_dir.empty() ? DefaultCacheDir() + "/tasks" : a.cache_dir;
   options.heartbeat_s = a.heartbeat_s;

@@ -1,7 +1,6 @@
 #include "dist/build_worker.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -27,16 +26,11 @@ void BuildWorker::Heartbeat(const std::string& state) {
   w.id = options_.id;
   w.host = options_.host;
   w.role = "build";
-  w.pid = getpid();
   w.queue = queue_;
   w.state = state;
   w.jobs_done = jobs_done_.load();
   w.info = {{"jobs", options_.jobs}};
-  try {
-    store_.PutWorker(w);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "worker {}: heartbeat not stored: {}\n", options_.id, e.what());
-  }
+  PutHeartbeat(store_, std::move(w));
 }
 
 void BuildWorker::Take(const Delivery& delivery) {

@@ -2,14 +2,31 @@
 // A worker's heartbeat: `beat` called at once and then every `interval` on a thread of its own,
 // until the object is destroyed (which wakes it, so a worker stops without waiting an interval).
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <functional>
 #include <mutex>
 #include <thread>
 #include <utility>
 
+#include "store/store.hpp"
+
 namespace kf {
+
+// Stores a worker's heartbeat record (this process's pid filled in); a store that cannot take it
+// now is said on stderr, and the next beat tries again.
+inline void PutHeartbeat(Store& store, WorkerRecord w) {
+  w.pid = getpid();
+  try {
+    store.PutWorker(w);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "worker {}: heartbeat not stored: {}\n", w.id, e.what());
+  }
+}
 
 class HeartbeatThread {
  public:

@@ -1,7 +1,6 @@
 #include "dist/propose_worker.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -36,18 +35,13 @@ void ProposeWorker::Heartbeat(const std::string& state) {
   w.id = options_.id;
   w.host = options_.host;
   w.role = "propose";
-  w.pid = getpid();
   w.queue = kProposeQueue;
   w.state = state;
   w.jobs_done = jobs_done_.load();
   nlohmann::json models = nlohmann::json::array();
   for (const ModelSettings& m : options_.models) models.push_back(m.Label());
   w.info = {{"concurrency", options_.concurrency}, {"models", models}, {"busy", busy_.load()}};
-  try {
-    store_.PutWorker(w);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "worker {}: heartbeat not stored: {}\n", options_.id, e.what());
-  }
+  PutHeartbeat(store_, std::move(w));
 }
 
 ProposeResultMessage ProposeWorker::Effect(const ProposeJobMessage& job, int64_t deliveries) {

@@ -1,7 +1,6 @@
 #include "dist/run_worker.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -74,7 +73,6 @@ void RunWorker::Heartbeat() {
   w.id = options_.id;
   w.host = options_.host;
   w.role = "run";
-  w.pid = getpid();
   for (const DeviceInfo& d : options_.devices) w.devices.push_back(DeviceInfoToJson(d));
   w.queue = queue_;
   w.jobs_done = jobs_done_.load();
@@ -84,11 +82,7 @@ void RunWorker::Heartbeat() {
     w.state = state_;
     if (!failure_.empty()) w.info["failure"] = failure_;
   }
-  try {
-    store_.PutWorker(w);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "worker {}: heartbeat not stored: {}\n", options_.id, e.what());
-  }
+  PutHeartbeat(store_, std::move(w));
 }
 
 void RunWorker::Fail(const std::string& why) {

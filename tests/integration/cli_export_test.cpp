@@ -19,6 +19,7 @@
 #include "core/task.hpp"
 #include "kf_process.hpp"
 #include "torch/export_module.hpp"
+#include "torch_support.hpp"
 
 namespace kf {
 namespace {
@@ -31,16 +32,7 @@ const std::string kData = KF_TEST_DATA;
 // The first of kfoundry's interpreters (KF_PYTHON, python3, /usr/bin/python3) with PyTorch and
 // pyopencl, or "".
 std::string PythonWithTorchAndOpenCL() {
-  static const std::string found = [] {
-    std::vector<std::string> pythons = {"python3", "/usr/bin/python3"};
-    if (const char* env = std::getenv("KF_PYTHON"); env && *env) pythons = {env};
-    for (const std::string& p : pythons) {
-      if (std::system(fmt::format("{} -c 'import torch, pyopencl' >/dev/null 2>&1", p).c_str()) ==
-          0)
-        return p;
-    }
-    return std::string();
-  }();
+  static const std::string found = testing::FirstPythonWith("torch, pyopencl");
   return found;
 }
 

@@ -15,6 +15,7 @@
 #include <regex>
 
 #include "kf_process.hpp"
+#include "torch_support.hpp"
 
 namespace kf {
 namespace {
@@ -22,26 +23,13 @@ namespace {
 namespace fs = std::filesystem;
 using testing::RunKfoundry;
 
-const std::string kProblems = std::string(KF_TEST_DATA) + "/kernelbench";
 const std::string kTorchRef = std::string(KF_TEST_DATA) + "/torch_reference";
-
-bool HaveTorch() {
-  static const bool have = [] {
-    std::vector<std::string> pythons = {"python3", "/usr/bin/python3"};
-    if (const char* env = std::getenv("KF_PYTHON"); env && *env) pythons = {env};
-    for (const std::string& p : pythons) {
-      if (std::system(fmt::format("{} -c 'import torch' >/dev/null 2>&1", p).c_str()) == 0)
-        return true;
-    }
-    return false;
-  }();
-  return have;
-}
 
 // 19_ReLU imported into `dir`, named `name`, with `kernel` of tests/data/torch_reference as its
 // OpenCL baseline and only kernel.
 void ImportRelu(const std::string& dir, const std::string& name, const std::string& kernel) {
-  testing::KfResult r = RunKfoundry(fmt::format("import {}/19_ReLU.py -o {}", kProblems, dir));
+  testing::KfResult r =
+      RunKfoundry(fmt::format("import {}/19_ReLU.py -o {}", testing::kProblems, dir));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   fs::copy_file(kTorchRef + "/" + kernel, dir + "/" + kernel);
   std::string toml = testing::ReadText(dir + "/task.toml");
@@ -111,7 +99,7 @@ void ExpectFiguresMatchRows(const nlohmann::json& out) {
 }
 
 TEST(OpenCLSuite, FiguresAgreeWithTheTableAndAResumedSuiteJudgesNothingAgain) {
-  if (!HaveTorch()) GTEST_SKIP() << "no python3 with PyTorch (Debian: python3-torch)";
+  if (!testing::HaveTorch()) GTEST_SKIP() << "no python3 with PyTorch (Debian: python3-torch)";
   if (!testing::HasBackend("opencl")) GTEST_SKIP() << "no OpenCL device (PoCL)";
   std::string dir = testing::Scratch("suite", "three");
   ImportRelu(dir + "/tasks/relu", "19_ReLU", "relu.cl");

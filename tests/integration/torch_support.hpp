@@ -1,5 +1,6 @@
 #pragma once
-// What the torch-reference integration tests share (cli_import_test.cpp, kernelbench_test.cpp):
+// What the torch-reference integration tests share (cli_import_test.cpp, kernelbench_test.cpp,
+// cli_suite_test.cpp, cli_export_test.cpp):
 // whether kfoundry will find PyTorch, importing one of the KernelBench problems under
 // tests/data/kernelbench, and `kfoundry eval ... --json` of a kernel against the imported task.
 #include <fmt/format.h>
@@ -17,17 +18,21 @@ namespace kf::testing {
 
 inline const std::string kProblems = std::string(KF_TEST_DATA) + "/kernelbench";
 
-// Whether kfoundry will find a python3 with PyTorch (the interpreters it tries, in its order).
+// The first of kfoundry's interpreters (KF_PYTHON, else python3, then /usr/bin/python3) that
+// imports `modules` ("torch", "torch, pyopencl"), or "".
+inline std::string FirstPythonWith(const std::string& modules) {
+  std::vector<std::string> pythons = {"python3", "/usr/bin/python3"};
+  if (const char* env = std::getenv("KF_PYTHON"); env && *env) pythons = {env};
+  for (const std::string& p : pythons) {
+    if (std::system(fmt::format("{} -c 'import {}' >/dev/null 2>&1", p, modules).c_str()) == 0)
+      return p;
+  }
+  return "";
+}
+
+// Whether kfoundry will find a python3 with PyTorch.
 inline bool HaveTorch() {
-  static const bool have = [] {
-    std::vector<std::string> pythons = {"python3", "/usr/bin/python3"};
-    if (const char* env = std::getenv("KF_PYTHON"); env && *env) pythons = {env};
-    for (const std::string& p : pythons) {
-      if (std::system(fmt::format("{} -c 'import torch' >/dev/null 2>&1", p).c_str()) == 0)
-        return true;
-    }
-    return false;
-  }();
+  static const bool have = !FirstPythonWith("torch").empty();
   return have;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "core/host_name.hpp"
 #include "core/input_error.hpp"
 #include "store/rows.hpp"
 
@@ -18,11 +19,9 @@ constexpr const char* kRunKey =
 // "pid 4711 since 2026-12-07T12:00:00Z host gpu-node-17": the host last, so that the server's
 // 63-byte limit on application_name cuts only a long host name.
 std::string HolderName() {
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
   std::string since = StoreTimestamp();
   since = since.substr(0, since.find('.')) + "Z";
-  return fmt::format("kfoundry pid {} since {} host {}", getpid(), since, host);
+  return fmt::format("kfoundry pid {} since {} host {}", getpid(), since, HostName());
 }
 
 std::string Holder(PgConnection& conn, const std::string& run) {
