@@ -73,8 +73,10 @@ void PrintEvaluation(const Evaluation& ev, const Task& task, double peak_gbs,
     fmt::print("time        {}  at sizes '{}'\n", FormatMs(ev.time), ev.bench_sizes);
     fmt::print("baseline    {}\n", FormatMs(ev.baseline_time));
     if (ev.speedup)
-      fmt::print("speedup     {:.3f}x over the baseline (same process{})\n", *ev.speedup,
-                 ev.external_baselines.empty() ? ", interleaved" : "");
+      fmt::print("speedup     {:.3f}x over the baseline ({})\n", *ev.speedup,
+                 ev.external_baselines.empty()
+                     ? "same process, interleaved"
+                     : "PyTorch's own runs in rounds alternating with the kernel's");
     PrintExternalBaselines(ev);
     if (ev.bandwidth_gbs) {
       fmt::print("bandwidth   {:.1f} GB/s", *ev.bandwidth_gbs);

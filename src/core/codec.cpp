@@ -426,7 +426,12 @@ nlohmann::json TaskToJson(const Task& t, std::optional<Language> with_reference)
                         {"flops", t.flops ? nlohmann::json(t.flops->text()) : nullptr}};
   if (with_reference) {
     auto it = t.reference.find(*with_reference);
-    if (it != t.reference.end()) out["reference_source"] = ReadText(t.PathOf(it->second));
+    if (it != t.reference.end()) {
+      out["reference_source"] = ReadText(t.PathOf(it->second));
+    } else if (!t.torch_reference.empty()) {  // no kernel for the language: the PyTorch module
+      out["reference_source"] = ReadText(t.PathOf(t.torch_reference));
+      out["reference_language"] = "python";
+    }
   }
   return out;
 }

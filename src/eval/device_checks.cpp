@@ -23,6 +23,9 @@ struct Evaluator::Timing {
 namespace {
 
 constexpr int kBatch = 8;  // timed launches between two waits for the device
+// Careful timing of a task with a PyTorch reference: the candidate's runs and PyTorch's in this
+// many alternating rounds.
+constexpr int kRounds = 4;
 
 double MedianOf(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -41,7 +44,61 @@ bool MedianWithin(std::vector<double> v, double target) {
   return median > 0 && (v[hi] - v[lo]) / 2 <= target * median;
 }
 
+// Pools `more` into `runs`, baseline by name (a round's runs after the earlier rounds').
+void Pool(std::vector<BaselineRuns>& runs, std::vector<BaselineRuns> more) {
+  for (BaselineRuns& m : more) {
+    auto same = std::find_if(runs.begin(), runs.end(),
+                             [&](const BaselineRuns& r) { return r.name == m.name; });
+    if (same == runs.end()) {
+      runs.push_back(std::move(m));
+      continue;
+    }
+    same->times_ms.insert(same->times_ms.end(), m.times_ms.begin(), m.times_ms.end());
+    if (same->times_ms.empty() && same->unavailable.empty()) same->unavailable = m.unavailable;
+  }
+}
+
 }  // namespace
+
+std::vector<ExternalBaseline> Summarized(const std::vector<BaselineRuns>& runs) {
+  std::vector<ExternalBaseline> out;
+  for (const BaselineRuns& r : runs) {
+    ExternalBaseline e;
+    e.name = r.name;
+    e.device = r.device;
+    if (!r.times_ms.empty()) e.time = Summarize(r.times_ms);
+    e.unavailable = r.times_ms.empty() ? r.unavailable : "";
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+Evaluator::Timing Evaluator::TimeInRounds(const std::vector<LaunchStep>& candidate,
+                                          DeviceWorkspace& ws, bool with_baseline,
+                                          const EvalSettings& s,
+                                          std::vector<ExternalBaseline>* external) {
+  const std::vector<HostBuffer> inputs = ws.ReadInputs();  // as drawn, before any launch
+  EvalSettings part = s;
+  part.min_runs = (s.min_runs + kRounds - 1) / kRounds;
+  part.max_runs = std::max(1, (s.max_runs + kRounds - 1) / kRounds);
+  part.min_timed_ms = s.min_timed_ms / kRounds;
+  part.max_timing_ms = s.max_timing_ms / kRounds;
+  Timing all;
+  std::vector<BaselineRuns> runs;
+  for (int round = 0; round < kRounds; ++round) {
+    Timing t = TimeLaunches(&candidate, ws, with_baseline, part);
+    all.candidate.insert(all.candidate.end(), t.candidate.begin(), t.candidate.end());
+    all.baseline.insert(all.baseline.end(), t.baseline.begin(), t.baseline.end());
+    all.error = t.error;
+    all.early = t.early;
+    if (!t.error.empty() || t.early) break;
+    Phase(EvalPhase::kHost, 1, "baseline");
+    Pool(runs, source_->TimeBaselines(ws.set(), inputs, part, FlushBytes(device_.info()), false));
+    part.warmup_runs = std::min(part.warmup_runs, 1);  // both sides are warm after the first
+  }
+  *external = Summarized(runs);
+  return all;
+}
 
 bool Evaluator::CandidateSteps(const Kernel& kernel, const Config& config,
                                const LoadedKernels& loaded, DeviceWorkspace& ws,
@@ -148,8 +205,9 @@ const Evaluator::ReusedTiming& Evaluator::ReusedBaselines(DeviceWorkspace& ws,
     }
     if (source_) {
       Phase(EvalPhase::kHost, 1, "baseline");
-      fresh.external =
+      std::vector<BaselineRuns> runs =
           source_->TimeBaselines(ws.set(), ws.ReadInputs(), own, FlushBytes(device_.info()), false);
+      fresh.external = Summarized(runs);
     }
     baseline_timing_ = std::move(fresh);
   }
@@ -285,21 +343,29 @@ bool Evaluator::TimeOnDevice(const Kernel& kernel, const Config& config,
   Must(ws.Draw(seed), "drawing inputs");
   std::vector<LaunchStep> steps;
   if (!CandidateSteps(kernel, config, loaded, ws, where, ev, &steps)) return false;
-  // The baseline kernel interleaved with the candidate, or timed every so often; PyTorch's own
-  // times (a PyTorch reference) every so often, on the same inputs, before the candidate's.
+  // Careful timing: the baseline kernel interleaved with every candidate launch, and PyTorch's
+  // own times (a PyTorch reference) in rounds alternating with the candidate's, on the same
+  // inputs. A search's fast timing: both timed every so often and reused.
   const bool interleave = settings.interleave_baseline && baseline_;
-  const ReusedTiming& reused = ReusedBaselines(ws, settings, baseline_ && !interleave);
-  ev.external_baselines = reused.external;
-  std::optional<TimingStats> baseline = reused.kernel;
+  std::optional<TimingStats> baseline;
+  Timing t;
+  if (settings.interleave_baseline && source_) {
+    t = TimeInRounds(steps, ws, interleave, settings, &ev.external_baselines);
+  } else {
+    const ReusedTiming& reused = ReusedBaselines(ws, settings, baseline_ && !interleave);
+    ev.external_baselines = reused.external;
+    baseline = reused.kernel;
+    t = TimeLaunches(&steps, ws, interleave, settings);
+  }
+  if (!t.error.empty()) return LaunchFailed(ev, t.error, steps, info, where + ", candidate launch");
   if (!baseline_) {  // PyTorch eager is the baseline
-    const ExternalBaseline* eager = reused.external.empty() ? nullptr : &reused.external.front();
+    const ExternalBaseline* eager =
+        ev.external_baselines.empty() ? nullptr : &ev.external_baselines.front();
     if (!eager || !eager->time)
       throw ToolError("the reference's baseline could not be timed: " +
                       (eager ? eager->unavailable : std::string("no figure")));
     baseline = eager->time;
   }
-  Timing t = TimeLaunches(&steps, ws, interleave, settings);
-  if (!t.error.empty()) return LaunchFailed(ev, t.error, steps, info, where + ", candidate launch");
   // The reference after the timed launches, for their re-check: never on the device beside them.
   RunReference(ws);
   ev.time = Summarize(t.candidate);

@@ -107,12 +107,12 @@ double Evaluator::MeasureBaselineLaunchMs() {
     few.warmup_runs = 1;
     few.min_runs = few.max_runs = 3;
     few.min_timed_ms = 0;
-    std::vector<ExternalBaseline> b =
+    std::vector<BaselineRuns> b =
         source_->TimeBaselines(bench, ws.ReadInputs(), few, FlushBytes(info), true);
-    if (b.empty() || !b.front().time)
+    if (b.empty() || b.front().times_ms.empty())
       throw ToolError("the reference's baseline could not be timed: " +
                       (b.empty() ? std::string("no figure") : b.front().unavailable));
-    return b.front().time->median_ms;
+    return Summarize(b.front().times_ms).median_ms;
   }
   const std::vector<LaunchStep> steps =
       MakeSteps(baseline_->kernel, baseline_->loaded, baseline_->config, ws.env());

@@ -59,6 +59,9 @@ std::string DescribePlace(const EvalPlace& place);
 // device's last-level cache (64 MiB where the device does not say).
 int64_t FlushBytes(const DeviceInfo& info);
 
+// A reference source's baselines as an evaluation reports them: each one's runs summarised.
+std::vector<ExternalBaseline> Summarized(const std::vector<BaselineRuns>& runs);
+
 class EvalObserver {
  public:
   virtual ~EvalObserver() = default;
@@ -131,6 +134,12 @@ class Evaluator {
   // Times the candidate's launch sequence (`candidate`), or the baseline's when null.
   Timing TimeLaunches(const std::vector<LaunchStep>* candidate, DeviceWorkspace& ws,
                       bool with_baseline, const EvalSettings& s);
+  // Careful timing with a reference source: the candidate's launches (the baseline kernel's
+  // beside them when `with_baseline`) and the source's baselines in alternating rounds, the
+  // source's pooled into `external`.
+  Timing TimeInRounds(const std::vector<LaunchStep>& candidate, DeviceWorkspace& ws,
+                      bool with_baseline, const EvalSettings& s,
+                      std::vector<ExternalBaseline>* external);
   // The baselines' timing at the benchmark sizes, re-timed every so often (the baseline kernel's
   // when `kernel`, the reference source's own); the caller counts as one more candidate.
   struct ReusedTiming {

@@ -19,6 +19,14 @@
 
 namespace kf {
 
+// One of a reference source's own baselines as timed: its runs after the warm-up, or why none.
+struct BaselineRuns {
+  std::string name;    // "torch eager", "torch.compile"
+  std::string device;  // where it ran
+  std::vector<double> times_ms;
+  std::string unavailable;  // why it has no runs
+};
+
 class ReferenceSource {
  public:
   virtual ~ReferenceSource() = default;
@@ -31,11 +39,11 @@ class ReferenceSource {
   // Its own baselines on the same inputs, timed by the kernels' protocol as far as the source
   // can (`settings`' runs; the cache, of `flush_bytes`, flushed before each run), the first the
   // one that stands for a missing baseline kernel (PyTorch eager), alone when `eager_only`.
-  // Figures only: the caller derives speedups. Throws as Outputs does.
-  virtual std::vector<ExternalBaseline> TimeBaselines(const SizeSet& set,
-                                                      const std::vector<HostBuffer>& args,
-                                                      const EvalSettings& settings,
-                                                      int64_t flush_bytes, bool eager_only) = 0;
+  // The runs only: the caller pools rounds and derives speedups. Throws as Outputs does.
+  virtual std::vector<BaselineRuns> TimeBaselines(const SizeSet& set,
+                                                  const std::vector<HostBuffer>& args,
+                                                  const EvalSettings& settings, int64_t flush_bytes,
+                                                  bool eager_only) = 0;
 };
 
 // Makes the reference source of `task` for `device` (the task's non-kernel reference); throws

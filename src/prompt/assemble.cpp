@@ -58,6 +58,13 @@ std::string ReferenceSection(const Task& task, const ProposalRequest& r, size_t 
   nlohmann::json t = TaskToJson(task, r.language);
   std::string source = t.value("reference_source", "");
   if (source.empty()) return "";
+  if (t.value("reference_language", "") == "python") {
+    std::string body = CutMiddle(source, limit);
+    return fmt::format(
+        "## The reference: a PyTorch module in KernelBench's form (the exact semantics; the "
+        "kernel computes its forward, with the arguments listed above)\n```python\n{}{}```\n",
+        body, body.back() == '\n' ? "" : "\n");
+  }
   return "## The reference kernel (the exact semantics; slow)\n" +
          Block(r.language, CutMiddle(source, limit));
 }

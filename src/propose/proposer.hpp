@@ -24,6 +24,10 @@ class Proposer {
   // this many requests without a parent before it selects parents.
   virtual int UnparentedLeft() const { return 0; }
 
+  // Whether a request without a parent gets a kernel written from the task alone (a model, a
+  // command): a search with no baseline kernel asks so until a first kernel is correct.
+  virtual bool WritesFromScratch() const { return false; }
+
   // A proposal of this run as the store holds it, in index order, when a run resumes: the
   // proposer's own state (what it has proposed, what it has spent) follows them.
   virtual void Observe(const ProposalRecord& record) { (void)record; }

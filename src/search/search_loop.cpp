@@ -128,7 +128,9 @@ class Scheduler {
         s_(s),
         writer_(store, s),
         events_(store, s.run),
-        start_(Clock::now()) {
+        start_(Clock::now()),
+        baseline_kernel_(task.baseline.count(s.device.language()) > 0 ||
+                         task.torch_reference.empty()) {
     callbacks_ = {&writer_, &events_};
     callbacks_.insert(callbacks_.end(), user.begin(), user.end());
     tune_.device_env = s.device_env;
@@ -150,6 +152,12 @@ class Scheduler {
   double Elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
   bool OutOfTime() const { return s_.policy.seconds > 0 && Elapsed() >= s_.policy.seconds; }
   bool BudgetIssued() const { return issued_ >= s_.policy.budget; }
+  // With no baseline kernel to seed the archive (a PyTorch reference's eager time is the time to
+  // beat): while the archive is empty, a proposer that writes kernels from the task alone is
+  // asked without a parent.
+  bool FromScratch() const {
+    return !baseline_kernel_ && archive_.empty() && proposer_.WritesFromScratch();
+  }
 
   void Restore();
   void StartBaseline();
@@ -197,6 +205,10 @@ class Scheduler {
   EventWriter events_;
   std::vector<SearchCallback*> callbacks_;
   Clock::time_point start_;
+  // Whether the search starts from the task's baseline kernel; false where the task has none
+  // for the device's language and a PyTorch reference stands for it: templates and the
+  // proposer seed the archive.
+  const bool baseline_kernel_;
 
   Archive archive_;
   BestByKernel best_by_kernel_;              // every finished kernel's best, elite or not
@@ -270,7 +282,7 @@ SearchResult Scheduler::Run() {
   for (int i = 0; i < std::max(1, s_.policy.in_flight); ++i)
     workers_.emplace_back([this] { ProposerWork(); });
   Restore();
-  if (!active_.count(0) && next_index_ == 0) StartBaseline();
+  if (!active_.count(0) && next_index_ == 0 && baseline_kernel_) StartBaseline();
   for (;;) {
     if (!tool_error_.empty() || OutOfTime()) Stop();
     if (!stopping_) Issue();
@@ -329,8 +341,9 @@ std::string Scheduler::StopReason() const {
     if (why.empty()) why = "the proposer had nothing new for any parent";
     return "nothing left to try: " + why + ", and every correct kernel's space is tuned through";
   }
-  if (archive_.empty() && proposer_.UnparentedLeft() == 0)
-    return "no correct configuration of the baseline or any template to build on";
+  if (archive_.empty() && proposer_.UnparentedLeft() == 0 && !FromScratch())
+    return baseline_kernel_ ? "no correct configuration of the baseline or any template to build on"
+                            : "no correct configuration of any template to build on";
   return "";
 }
 
@@ -532,8 +545,8 @@ void Scheduler::Issue() {
   };
   while (working() < std::max(1, s_.policy.in_flight) && !BudgetIssued() &&
          consecutive_empty_ < s_.policy.max_empty_proposals && proposer_.Exhausted().empty()) {
-    bool unparented = proposer_.UnparentedLeft() > unparented_out_;
-    if (!unparented && archive_.empty()) break;  // wait for the baseline to seed the archive
+    bool unparented = proposer_.UnparentedLeft() > unparented_out_ || FromScratch();
+    if (!unparented && archive_.empty()) break;  // wait for a first kernel to seed the archive
     IssueOne(unparented);
   }
   // The proposer has nothing new: the budget goes to deeper tuning of the archive's elites.

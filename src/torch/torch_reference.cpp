@@ -209,10 +209,10 @@ std::vector<HostBuffer> TorchReference::Outputs(const SizeSet& set,
   return out;
 }
 
-std::vector<ExternalBaseline> TorchReference::TimeBaselines(const SizeSet& set,
-                                                            const std::vector<HostBuffer>& args,
-                                                            const EvalSettings& settings,
-                                                            int64_t flush_bytes, bool eager_only) {
+std::vector<BaselineRuns> TorchReference::TimeBaselines(const SizeSet& set,
+                                                        const std::vector<HostBuffer>& args,
+                                                        const EvalSettings& settings,
+                                                        int64_t flush_bytes, bool eager_only) {
   nlohmann::json list = WriteArgs(set, args, false);
   nlohmann::json answer = Ask({{"op", "time"},
                                {"sizes", IntegerSizes(set)},
@@ -227,17 +227,16 @@ std::vector<ExternalBaseline> TorchReference::TimeBaselines(const SizeSet& set,
                                  {"max_timing_ms", settings.max_timing_ms}}}},
                               fmt::format("timing PyTorch at size set '{}'", set.name));
   RemoveFiles();
-  std::vector<ExternalBaseline> out;
+  std::vector<BaselineRuns> out;
   for (const nlohmann::json& b : answer.value("baselines", nlohmann::json::array())) {
-    ExternalBaseline e;
-    e.name = b.value("name", "");
-    e.device = label_;
-    std::vector<double> ms = b.value("times_ms", std::vector<double>{});
-    if (!ms.empty()) e.time = Summarize(ms);
-    e.unavailable = b.value("unavailable", ms.empty() && !b.contains("unavailable")
+    BaselineRuns r;
+    r.name = b.value("name", "");
+    r.device = label_;
+    r.times_ms = b.value("times_ms", std::vector<double>{});
+    r.unavailable = b.value("unavailable", r.times_ms.empty() && !b.contains("unavailable")
                                                ? std::string("no timed run")
                                                : std::string());
-    out.push_back(std::move(e));
+    out.push_back(std::move(r));
   }
   return out;
 }

@@ -25,10 +25,9 @@ class TorchReference : public ReferenceSource {
   ~TorchReference() override;
 
   std::vector<HostBuffer> Outputs(const SizeSet& set, const std::vector<HostBuffer>& args) override;
-  std::vector<ExternalBaseline> TimeBaselines(const SizeSet& set,
-                                              const std::vector<HostBuffer>& args,
-                                              const EvalSettings& settings, int64_t flush_bytes,
-                                              bool eager_only) override;
+  std::vector<BaselineRuns> TimeBaselines(const SizeSet& set, const std::vector<HostBuffer>& args,
+                                          const EvalSettings& settings, int64_t flush_bytes,
+                                          bool eager_only) override;
   // Where PyTorch runs, as its process said: "cpu (PyTorch 1.13.0, 2 threads)".
   const std::string& device_label() const { return label_; }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -69,9 +70,9 @@ void PrintTo(const Starting& s, std::ostream* os) {
 
 class KernelBenchStartingKernels : public ::testing::TestWithParam<Starting> {};
 
-// Part 3: a problem of one of the library's op classes is imported with that op_class, a baseline
-// and starting kernels (src/torch/templates filled in), and every starting kernel is ok against
-// the module at its defaults, at every check set.
+// Part 3: a problem of one of the library's op classes is imported with that op_class and
+// starting kernels (src/torch/templates filled in), no baseline kernel (PyTorch eager is the time
+// to beat), and every starting kernel is ok against the module at its defaults, at every check set.
 TEST_P(KernelBenchStartingKernels, AreOfferedAndCorrectOnPoCL) {
   REQUIRE_TORCH_AND_OPENCL();
   std::string dir = testing::Scratch("kbstart", GetParam().problem);
@@ -79,7 +80,7 @@ TEST_P(KernelBenchStartingKernels, AreOfferedAndCorrectOnPoCL) {
   EXPECT_EQ(task.op_class, GetParam().op_class);
   const std::vector<std::string>& templates = task.templates[Language::kOpenCL];
   ASSERT_GE(templates.size(), 2u);
-  ASSERT_EQ(task.baseline.count(Language::kOpenCL), 1u);
+  EXPECT_TRUE(task.baseline.empty());
   for (const std::string& file : templates) {
     SCOPED_TRACE(file);
     Kernel k = LoadKernelFile(task.PathOf(file));
@@ -115,7 +116,8 @@ TEST(CliImport, OtherProblemsGetNoStartingKernels) {
 }
 
 // `kfoundry optimize` with the built-in proposer on an imported problem: it starts from the
-// starting kernels and finds a best that is ok, re-verified on fresh inputs against the module.
+// starting kernels (no baseline kernel) and finds a best that is ok, re-verified on fresh inputs
+// against the module, its speedup against PyTorch eager.
 TEST(CliImport, OptimizeFindsACorrectBestFromTheStartingKernels) {
   REQUIRE_TORCH_AND_OPENCL();
   std::string dir = testing::Scratch("kbstart", "optimize");
@@ -128,10 +130,45 @@ TEST(CliImport, OptimizeFindsACorrectBestFromTheStartingKernels) {
   ASSERT_TRUE(r.json["best"].is_object()) << r.out;
   EXPECT_EQ(r.json["best"]["status"], "ok") << r.json["best"].dump();
   EXPECT_TRUE(r.json["best"]["max_abs_err"].is_number());
-  // The best is a starting kernel (the baseline is one), or a mutation of one, as its file says.
+  const nlohmann::json& eager = r.json["best"]["external_baselines"].at(0);
+  EXPECT_EQ(eager["name"], "torch eager");
+  EXPECT_DOUBLE_EQ(r.json["best"]["speedup"].get<double>(), eager["speedup"].get<double>())
+      << "eager is the baseline";
+  // The best is a starting kernel or a mutation of one, as its file says.
   std::string best = testing::ReadText(r.json["best"]["kernel_file"].get<std::string>());
   EXPECT_NE(best.find("Starting kernel (kfoundry import, op class rmsnorm)"), std::string::npos)
       << best;
+}
+
+// A problem with no starting kernels and no baseline kernel, and a proposer that writes kernels
+// from the task alone (a command here, as a model would): the search asks it without a parent,
+// the PyTorch module in the request as the reference, until a first kernel is correct, then
+// builds on that. The command answers the hand-written correct kernel when it sees the module
+// and no parent, and nothing new otherwise.
+TEST(CliImport, OptimizeWithoutStartingKernelsAsksTheProposerFromScratch) {
+  REQUIRE_TORCH_AND_OPENCL();
+  std::string dir = testing::Scratch("kbstart", "scratch");
+  Task task = testing::ImportKernelBench("42_Max_Pooling_2D", dir);
+  ASSERT_TRUE(task.templates.empty() && task.baseline.empty());
+  std::ofstream(dir + "/propose.py") << R"(import json, sys
+request = json.load(sys.stdin)
+reference = (request.get("task") or {}).get("reference_source", "")
+if request.get("parent") is None and "class Model" in reference:
+    sys.stdout.write(open(sys.argv[1]).read())
+else:
+    print(json.dumps({"nothing_new": True}))
+)";
+  testing::KfResult r = testing::RunKfoundry(fmt::format(
+      "optimize {0}/task --device opencl --proposer command --proposer-cmd \"python3 "
+      "{0}/propose.py {1}/42_Max_Pooling_2D/correct.cl\" --budget 6 --tune-budget 2 --top 1 "
+      "--repeats 1 --store sqlite:{0}/kf.db --out {0}/out --json",
+      dir, kKernels));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(r.json["best"].is_object()) << r.out;
+  EXPECT_EQ(r.json["best"]["status"], "ok") << r.json["best"].dump();
+  EXPECT_EQ(r.json["best"]["external_baselines"].at(0)["name"], "torch eager");
+  EXPECT_NE(testing::ReadText(r.json["best"]["kernel_file"].get<std::string>()).find("__kernel"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -13,6 +13,8 @@
 #include <set>
 
 #include "core/input_error.hpp"
+#include "core/task.hpp"
+#include "prompt/assemble.hpp"
 #include "prompt/bandit.hpp"
 #include "prompt/library.hpp"
 #include "prompt/search_replace.hpp"
@@ -529,6 +531,55 @@ TEST(SearchReplace, ParsedBlocksApplyToTheirText) {
   EditResult r = ApplyEdits(kKernel, p.blocks);
   EXPECT_EQ(r.error, "");
   EXPECT_NE(r.text.find("  if (i >= n) {\n    return;\n  }\n"), std::string::npos) << r.text;
+}
+
+// A task whose reference is a PyTorch module (no reference kernel for the language): a request
+// without a parent shows the model the module, as Python, to write the kernel from.
+TEST(Prompt, ATorchTaskShowsItsModuleAsTheReference) {
+  TempDir dir;
+  dir.Write("model.py", "import torch\nclass Model(torch.nn.Module):\n    pass\n");
+  dir.Write("task.toml", R"(name = "t"
+op_class = "elementwise"
+description = "a copy"
+sizes = ["n"]
+[[args]]
+name = "x"
+type = "f32"
+shape = ["n"]
+role = "in"
+init = { dist = "normal", mean = 0.0, std = 1.0 }
+[[args]]
+name = "y"
+type = "f32"
+shape = ["n"]
+role = "out"
+[[args]]
+name = "n"
+type = "i32"
+value = "n"
+[[check]]
+name = "small"
+n = 3
+[[bench]]
+name = "cpu"
+n = 100
+[tolerance]
+atol = 1e-4
+rtol = 1e-4
+[cost]
+min_bytes = "8 * n"
+[kernels]
+reference = { torch = "model.py" }
+)");
+  Task task = LoadTask(dir.path());
+  ProposalRequest r;
+  r.language = Language::kOpenCL;
+  ChatPrompt p = AssemblePrompt(task, r, {}, PromptSettings{});
+  EXPECT_NE(p.user.find("a PyTorch module"), std::string::npos) << p.user;
+  EXPECT_NE(p.user.find("```python\nimport torch\nclass Model(torch.nn.Module):"),
+            std::string::npos)
+      << p.user;
+  EXPECT_EQ(p.user.find("The kernel to improve"), std::string::npos);
 }
 
 }  // namespace

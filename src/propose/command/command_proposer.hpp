@@ -28,6 +28,7 @@ class CommandProposer : public Proposer {
   CommandProposer(const Task& task, CommandProposerOptions options);
   std::string name() const override { return "command"; }
   ProposalOutcome Propose(const ProposalRequest& request) override;
+  bool WritesFromScratch() const override { return true; }
 
  private:
   const Task& task_;

@@ -55,6 +55,7 @@ class LlmProposer : public Proposer {
   void Observe(const ProposalRecord& record) override;
   void Credit(const ProposalRecord& record) override;
   std::string Exhausted() const override;
+  bool WritesFromScratch() const override { return true; }
 
   double cost() const;
   const ChatClient& client() const { return client_; }
