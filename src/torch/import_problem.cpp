@@ -256,15 +256,14 @@ std::string TaskTomlFromInspection(const json& j, const std::string& name,
     out << "\"\n";
 
     out << "\n[kernels]\nreference = { torch = " << Quoted(model_file) << " }\n";
-    std::vector<std::string> starting = StartingKernelFiles(op);
+    std::vector<std::string> starting = StartingKernelFiles(op, Language::kOpenCL);
     if (!starting.empty()) {
       // optimize starts from a baseline kernel: the simplest starting kernel at its defaults.
       out << "# Starting kernels for the op class " << op.at("class").get<std::string>()
           << " (src/torch/templates), filled in for this signature; the first, at its defaults,\n"
           << "# is the search's baseline (PyTorch's own times are eval's external baselines).\n"
-          << "baseline = { opencl = " << Quoted(starting.front()) << " }\ntemplates = { opencl = [";
-      for (size_t i = 0; i < starting.size(); ++i) out << (i ? ", " : "") << Quoted(starting[i]);
-      out << "] }\n";
+          << "baseline = { opencl = " << Quoted(starting.front()) << " }\n";
+      out << "templates = " << StartingKernelsToml(op) << "\n";
     }
     return out.str();
   } catch (const json::exception& e) {
