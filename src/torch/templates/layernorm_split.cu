@@ -32,8 +32,8 @@ __device__ __forceinline__ void StorePack(T* p, const Pack<T>& v) {
   *reinterpret_cast<uint4*>(p) = bits;
 }
 
-// A line of n elements (of x, out, weight and bias alike) as [0, head) one by one, nvec vectors of kPer
-// from head, then [tail, n) one by one.
+// A line of n elements (of x, out, weight and bias alike) as [0, head) one by one, nvec vectors of
+// kPer from head, then [tail, n) one by one.
 struct Split {
   long long head, nvec, tail;
   __device__ long long scalars(long long n) const { return head + n - tail; }
@@ -72,8 +72,9 @@ __device__ __forceinline__ Pack<U> Normalised(const Pack<T>& p, const Pack<W>& w
   Pack<U> o;
 #pragma unroll
   for (int k = 0; k < kPer; ++k)
-    o.e[k] = static_cast<U>((static_cast<float>(p.e[k]) - mean) * rstd * static_cast<float>(w.e[k]) +
-                            static_cast<float>(b.e[k]));
+    o.e[k] =
+        static_cast<U>((static_cast<float>(p.e[k]) - mean) * rstd * static_cast<float>(w.e[k]) +
+                       static_cast<float>(b.e[k]));
   return o;
 }
 
@@ -108,7 +109,7 @@ __device__ __forceinline__ void Normalise(const T* __restrict__ xr, U* __restric
   for (long long c = threadIdx.x; c < sp.nvec; c += BLOCK) {
     const long long j = sp.head + c * kPer;
     StorePack(yr + j, Normalised<kPer, T, U>(LoadPack(xr + j), LoadPack(w + j), LoadPack(b + j),
-                                            mean, rstd));
+                                             mean, rstd));
   }
   for (long long k = threadIdx.x; k < sp.scalars(n); k += BLOCK) {
     const long long j = sp.scalar_at(k);

@@ -63,7 +63,8 @@ __device__ __forceinline__ void MatmulRegblock(const TA* __restrict__ A, const T
     for (int c = tid; c < BM * BK / 4; c += THREADS) {
       const int r = c / (BK / 4), kc = (c % (BK / 4)) * 4;
       const long long m = bm + r, k = k0 + kc;
-      const float4 v = m < M ? Load4(A + m * K + k, K - k, a_vec) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      const float4 v =
+          m < M ? Load4(A + m * K + k, K - k, a_vec) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       As[kc][r] = v.x;
       As[kc + 1][r] = v.y;
       As[kc + 2][r] = v.z;
@@ -73,7 +74,8 @@ __device__ __forceinline__ void MatmulRegblock(const TA* __restrict__ A, const T
     for (int c = tid; c < BK * BN / 4; c += THREADS) {
       const int r = c / (BN / 4), nc = (c % (BN / 4)) * 4;
       const long long k = k0 + r, n = bn + nc;
-      const float4 v = k < K ? Load4(B + k * N + n, N - n, b_vec) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      const float4 v =
+          k < K ? Load4(B + k * N + n, N - n, b_vec) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       *reinterpret_cast<float4*>(&Bs[r][nc]) = v;
     }
     __syncthreads();

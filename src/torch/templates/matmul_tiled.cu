@@ -46,6 +46,6 @@ __device__ __forceinline__ void MatmulTiled(const TA* __restrict__ A, const TB* 
   }
 }
 
-extern "C" __global__ void __launch_bounds__(TILE * (TILE / ROWS)) kf_matmul_tiled(KF_PARAMS) {
+extern "C" __global__ void __launch_bounds__(TILE*(TILE / ROWS)) kf_matmul_tiled(KF_PARAMS) {
   MatmulTiled(KF_LHS, KF_RHS, KF_OUT, KF_M, KF_N, KF_K);
 }

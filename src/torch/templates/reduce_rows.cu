@@ -80,7 +80,8 @@ __device__ __forceinline__ void ReduceRows(const T* __restrict__ x, U* __restric
     }
   }
   const long long ns = sp.scalars(extent);
-  for (long long k = t; k < ns; k += BLOCK) acc[0] += static_cast<float>(xr[sp.scalar_at(k) * inner]);
+  for (long long k = t; k < ns; k += BLOCK)
+    acc[0] += static_cast<float>(xr[sp.scalar_at(k) * inner]);
   float s = 0.0f;
 #pragma unroll
   for (int u = 0; u < UNROLL; ++u) s += acc[u];

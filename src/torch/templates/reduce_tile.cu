@@ -27,7 +27,8 @@ __device__ __forceinline__ void ReduceTile(const T* __restrict__ x, U* __restric
     long long j = ty;
     for (; j + (long long)(UNROLL - 1) * BY < extent; j += (long long)BY * UNROLL) {
 #pragma unroll
-      for (int u = 0; u < UNROLL; ++u) acc[u] += static_cast<float>(xr[(j + (long long)u * BY) * inner]);
+      for (int u = 0; u < UNROLL; ++u)
+        acc[u] += static_cast<float>(xr[(j + (long long)u * BY) * inner]);
     }
     for (; j < extent; j += BY) acc[0] += static_cast<float>(xr[j * inner]);
   }
@@ -42,6 +43,6 @@ __device__ __forceinline__ void ReduceTile(const T* __restrict__ x, U* __restric
   }
 }
 
-extern "C" __global__ void __launch_bounds__(BX * BY) kf_reduce_tile(KF_PARAMS) {
+extern "C" __global__ void __launch_bounds__(BX* BY) kf_reduce_tile(KF_PARAMS) {
   ReduceTile(KF_X, KF_OUT, KF_EXTENT, KF_INNER, KF_SCALE);
 }

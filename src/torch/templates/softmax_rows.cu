@@ -141,7 +141,8 @@ __device__ __forceinline__ void SoftmaxRows(const T* __restrict__ x, U* __restri
   auto scaled = [&](const Pack<T>& v) {
     Pack<U> o;
 #pragma unroll
-    for (int k = 0; k < kPer; ++k) o.e[k] = static_cast<U>(expf(static_cast<float>(v.e[k]) - m) * inv);
+    for (int k = 0; k < kPer; ++k)
+      o.e[k] = static_cast<U>(expf(static_cast<float>(v.e[k]) - m) * inv);
     return o;
   };
 #pragma unroll
