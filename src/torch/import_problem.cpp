@@ -256,16 +256,13 @@ std::string TaskTomlFromInspection(const json& j, const std::string& name,
     out << "\"\n";
 
     out << "\n[kernels]\nreference = { torch = " << Quoted(model_file) << " }\n";
-    std::vector<std::string> starting = StartingKernelFiles(op);
-    if (!starting.empty()) {
+    if (!StartingKernelFiles(op, Language::kOpenCL).empty()) {
       // No baseline kernel: PyTorch eager is the time to beat, and the search starts from these.
       out << "# Starting kernels for the op class " << op.at("class").get<std::string>()
           << " (src/torch/templates), filled in for this signature: the search starts from them.\n"
           << "# No baseline kernel: PyTorch eager, on the same device and inputs, is the time to "
-             "beat.\n"
-          << "templates = { opencl = [";
-      for (size_t i = 0; i < starting.size(); ++i) out << (i ? ", " : "") << Quoted(starting[i]);
-      out << "] }\n";
+             "beat.\n";
+      out << "templates = " << StartingKernelsToml(op) << "\n";
     }
     return out.str();
   } catch (const json::exception& e) {

@@ -15,21 +15,40 @@ using nlohmann::json;
 namespace {
 
 // Each op class the inspector names: the task's op_class (as the library's tasks and rules name
-// it) and its templates, best guess for a CPU first.
+// it) and its templates: CUDA's best guess for an H100 at KernelBench's sizes first, OpenCL's for
+// a CPU first.
 struct OpClass {
   const char* op_class;
-  std::vector<std::string> templates;
+  std::vector<std::string> cuda, opencl;
 };
 
 const std::map<std::string, OpClass>& Classes() {
   static const std::map<std::string, OpClass> all = {
-      {"elementwise", {"elementwise", {"elementwise_items.cl", "elementwise_vec.cl"}}},
-      {"softmax", {"softmax", {"softmax_items.cl", "softmax_rowvec.cl", "softmax_group.cl"}}},
-      {"rmsnorm", {"rmsnorm", {"rmsnorm_items.cl", "rmsnorm_group.cl"}}},
-      {"layernorm", {"layernorm", {"layernorm_items.cl", "layernorm_group.cl"}}},
-      {"reduction", {"reduction", {"reduction_items.cl", "reduction_group.cl"}}},
-      {"scan", {"scan", {"scan_items.cl", "scan_group.cl"}}},
-      {"matmul", {"gemm", {"matmul_items.cl", "matmul_rowvec.cl", "matmul_tiled.cl"}}},
+      {"elementwise",
+       {"elementwise",
+        {"elementwise_vec.cu", "elementwise_grid.cu"},
+        {"elementwise_items.cl", "elementwise_vec.cl"}}},
+      {"softmax",
+       {"softmax",
+        {"softmax_rows.cu", "softmax_warp.cu", "softmax_lines.cu"},
+        {"softmax_items.cl", "softmax_rowvec.cl", "softmax_group.cl"}}},
+      {"rmsnorm",
+       {"rmsnorm",
+        {"rmsnorm_lines.cu", "rmsnorm_rows.cu", "rmsnorm_warp.cu"},
+        {"rmsnorm_items.cl", "rmsnorm_group.cl"}}},
+      {"layernorm",
+       {"layernorm",
+        {"layernorm_split.cu", "layernorm_rows.cu"},
+        {"layernorm_items.cl", "layernorm_group.cl"}}},
+      {"reduction",
+       {"reduction",
+        {"reduce_lines.cu", "reduce_rows.cu", "reduce_tile.cu"},
+        {"reduction_items.cl", "reduction_group.cl"}}},
+      {"scan", {"scan", {"scan_rows.cu", "scan_lines.cu"}, {"scan_items.cl", "scan_group.cl"}}},
+      {"matmul",
+       {"gemm",
+        {"matmul_regblock.cu", "matmul_tiled.cu"},
+        {"matmul_items.cl", "matmul_rowvec.cl", "matmul_tiled.cl"}}},
   };
   return all;
 }
@@ -40,29 +59,41 @@ const OpClass* Find(const json& op) {
   return it == Classes().end() ? nullptr : &it->second;
 }
 
-std::string CType(DType t) {
+// The element type in `lang` (CUDA's __half needs cuda_fp16.h, which every .cu template includes).
+std::string CType(DType t, Language lang) {
+  bool cuda = lang == Language::kCuda;
   switch (t) {
-    case DType::kF16: return "half";
+    case DType::kF16: return cuda ? "__half" : "half";
     case DType::kF32: return "float";
     case DType::kF64: return "double";
     case DType::kI32: return "int";
-    case DType::kI64: return "long";
-    case DType::kU8: return "uchar";
+    case DType::kI64: return cuda ? "long long" : "long";
+    case DType::kU8: return cuda ? "unsigned char" : "uchar";
   }
   return "float";
 }
 
-std::string Parameters(const std::vector<SignatureArg>& args) {
+// The entry point's parameter list: `__global const float* x, ...` in OpenCL,
+// `const float* __restrict__ x, ...` in CUDA.
+std::string Parameters(const std::vector<SignatureArg>& args, Language lang) {
   std::string out;
   for (size_t i = 0; i < args.size(); ++i) {
     const SignatureArg& a = args[i];
+    std::string type = CType(a.dtype, lang), constness = a.output ? "" : "const ";
     out += i ? ", " : "";
-    if (a.tensor)
-      out += fmt::format("__global {}{}* {}", a.output ? "" : "const ", CType(a.dtype), a.name);
+    if (!a.tensor)
+      out += type + " " + a.name;
+    else if (lang == Language::kCuda)
+      out += fmt::format("{}{}* __restrict__ {}", constness, type, a.name);
     else
-      out += CType(a.dtype) + " " + a.name;
+      out += fmt::format("__global {}{}* {}", constness, type, a.name);
   }
   return out;
+}
+
+Language LanguageOfFile(const std::string& file) {
+  return file.size() > 3 && file.substr(file.size() - 3) == ".cu" ? Language::kCuda
+                                                                  : Language::kOpenCL;
 }
 
 // A size expression, parenthesised unless one word: in an annotation as it is, in the kernel's
@@ -83,9 +114,22 @@ std::string OpClassOf(const json& op) {
   return c ? c->op_class : "torch";
 }
 
-std::vector<std::string> StartingKernelFiles(const json& op) {
+std::vector<std::string> StartingKernelFiles(const json& op, Language lang) {
   const OpClass* c = Find(op);
-  return c ? c->templates : std::vector<std::string>{};
+  if (!c) return {};
+  return lang == Language::kCuda ? c->cuda : c->opencl;
+}
+
+std::string StartingKernelsToml(const json& op) {
+  std::string out = "{";
+  for (Language lang : {Language::kCuda, Language::kOpenCL}) {
+    out += fmt::format("{} {} = [", lang == Language::kCuda ? "" : ",", LanguageName(lang));
+    std::vector<std::string> files = StartingKernelFiles(op, lang);
+    for (size_t i = 0; i < files.size(); ++i)
+      out += fmt::format("{}\"{}\"", i ? ", " : "", files[i]);
+    out += "]";
+  }
+  return out + " }";
 }
 
 std::vector<StartingKernel> StartingKernels(const json& op, const std::vector<SignatureArg>& args,
@@ -102,7 +146,6 @@ std::vector<StartingKernel> StartingKernels(const json& op, const std::vector<Si
     words[0][word] = Grouped(expr, false);
     words[1][word] = Grouped(expr, true);
   };
-  set("KF_PARAMS", Parameters(args));
   size_t outputs = inputs + parameters;
   set("KF_X", args.at(0).name);
   set("KF_OUT", args.at(outputs).name);
@@ -131,7 +174,10 @@ std::vector<StartingKernel> StartingKernels(const json& op, const std::vector<Si
 
   std::vector<StartingKernel> out;
   const std::regex placeholder("\\bKF_[A-Z]+\\b");
-  for (const std::string& file : c->templates) {
+  std::vector<std::string> files = c->cuda;
+  files.insert(files.end(), c->opencl.begin(), c->opencl.end());
+  for (const std::string& file : files) {
+    set("KF_PARAMS", Parameters(args, LanguageOfFile(file)));
     std::ifstream f(templates_dir + "/" + file);
     std::stringstream text;
     text << f.rdbuf();

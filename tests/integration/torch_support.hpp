@@ -52,12 +52,12 @@ inline Task ImportKernelBench(const std::string& problem, const std::string& dir
   return LoadTask(dir + "/task");
 }
 
-// `kfoundry eval TASK KERNEL --device opencl --json`, quick settings; the answer parsed (null when
+// `kfoundry eval TASK KERNEL --device DEVICE --json`, quick settings; the answer parsed (null when
 // the output is not JSON).
 inline nlohmann::json EvalJson(const std::string& task, const std::string& kernel, KfResult* result,
-                               const std::string& env = "") {
+                               const std::string& env = "", const std::string& device = "opencl") {
   *result = RunKfoundry(
-      fmt::format("eval {} {} --device opencl --json --runs 10 --warmup 1", task, kernel), env);
+      fmt::format("eval {} {} --device {} --json --runs 10 --warmup 1", task, kernel, device), env);
   return nlohmann::json::parse(result->out, nullptr, false);
 }
 

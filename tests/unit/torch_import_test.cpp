@@ -151,8 +151,9 @@ TEST(TorchImport, StartingKernelsForARecognisedOpClass) {
   std::string toml = TaskTomlFromInspection(j, "sm", "/p/sm.py", "model.py", &signature);
   EXPECT_NE(toml.find("op_class = \"softmax\""), std::string::npos) << toml;
   EXPECT_NE(toml.find("baseline = { opencl = \"softmax_items.cl\" }"), std::string::npos) << toml;
-  EXPECT_NE(toml.find("templates = { opencl = [\"softmax_items.cl\", \"softmax_rowvec.cl\", "
-                      "\"softmax_group.cl\"] }"),
+  EXPECT_NE(toml.find("templates = { cuda = [\"softmax_rows.cu\", \"softmax_warp.cu\", "
+                      "\"softmax_lines.cu\"], opencl = [\"softmax_items.cl\", "
+                      "\"softmax_rowvec.cl\", \"softmax_group.cl\"] }"),
             std::string::npos)
       << toml;
   ASSERT_EQ(signature.size(), 4u);
@@ -162,12 +163,15 @@ TEST(TorchImport, StartingKernelsForARecognisedOpClass) {
 
   std::vector<StartingKernel> kernels =
       StartingKernels(j["op"], signature, 1, 0, TorchHelpersDir() + "/templates");
-  ASSERT_EQ(kernels.size(), 3u);
+  ASSERT_EQ(kernels.size(), 6u);  // CUDA's three, then OpenCL's
   for (const StartingKernel& k : kernels) {
     SCOPED_TRACE(k.file);
     EXPECT_EQ(k.text.find("KF_"), std::string::npos) << k.text;
-    EXPECT_NE(k.text.find("(__global const float* predictions, __global float* out, "
-                          "int batch_size, int num_classes)"),
+    bool cuda = k.file.substr(k.file.size() - 3) == ".cu";
+    EXPECT_NE(k.text.find(cuda ? "(const float* __restrict__ predictions, float* __restrict__ out, "
+                                 "int batch_size, int num_classes)"
+                               : "(__global const float* predictions, __global float* out, "
+                                 "int batch_size, int num_classes)"),
               std::string::npos)
         << k.text;
     Kernel parsed = ParseKernel(k.file, k.text);  // the annotations parse
@@ -176,18 +180,30 @@ TEST(TorchImport, StartingKernelsForARecognisedOpClass) {
   // A product of sizes: as written in the annotation, in 64 bits in the code.
   j["op"]["inner"] = "num_classes * batch_size";
   kernels = StartingKernels(j["op"], signature, 1, 0, TorchHelpersDir() + "/templates");
-  EXPECT_NE(kernels[0].text.find("@grid ceil_div(batch_size * (num_classes * batch_size), BLOCK)"),
+  ASSERT_EQ(kernels[3].file, "softmax_items.cl");
+  EXPECT_NE(kernels[3].text.find("@grid ceil_div(batch_size * (num_classes * batch_size), BLOCK)"),
+            std::string::npos)
+      << kernels[3].text;
+  EXPECT_NE(kernels[3].text.find("inner = ((long)num_classes * batch_size)"), std::string::npos)
+      << kernels[3].text;
+  ASSERT_EQ(kernels[0].file, "softmax_rows.cu");
+  EXPECT_NE(kernels[0].text.find("@grid batch_size * (num_classes * batch_size)"),
             std::string::npos)
       << kernels[0].text;
-  EXPECT_NE(kernels[0].text.find("inner = ((long)num_classes * batch_size)"), std::string::npos)
-      << kernels[0].text;
+  // An fp16 tensor is CUDA's __half (every .cu template includes cuda_fp16.h), OpenCL's half.
+  signature[0].dtype = DType::kF16;
+  kernels = StartingKernels(j["op"], signature, 1, 0, TorchHelpersDir() + "/templates");
+  EXPECT_NE(kernels[0].text.find("(const __half* __restrict__ predictions,"), std::string::npos);
+  EXPECT_NE(kernels[0].text.find("#include <cuda_fp16.h>"), std::string::npos);
+  EXPECT_NE(kernels[3].text.find("(__global const half* predictions,"), std::string::npos);
 
   j["op"] = nullptr;
   toml = TaskTomlFromInspection(j, "sm", "/p/sm.py", "model.py");
   EXPECT_NE(toml.find("op_class = \"torch\""), std::string::npos);
   EXPECT_EQ(toml.find("templates"), std::string::npos);
   EXPECT_TRUE(StartingKernels(j["op"], signature, 1, 0, TorchHelpersDir() + "/templates").empty());
-  EXPECT_TRUE(StartingKernelFiles(json{{"class", "conv"}}).empty());
+  EXPECT_TRUE(StartingKernelFiles(json{{"class", "conv"}}, Language::kCuda).empty());
+  EXPECT_TRUE(StartingKernelFiles(json{{"class", "conv"}}, Language::kOpenCL).empty());
 }
 
 TEST(TorchImport, TaskNameIsTheStem) {
