@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 31's GPU figures in one GPU-machine call (run from the repository root there with .device
 # carried, after scripts/device-bundle.sh here; under 600 s):
+#   0. the CUDA starting kernels checked against the module at every check set (cuda_starting.txt);
 #   1. the twelve problems of tests/data/kernelbench imported at their own sizes (the benchmark
 #      set `problem`, KernelBench's sizes for these problems) with .device/kfoundry import;
 #   2. `kfoundry suite` over them on --device cuda with a fixed budget (BUDGET evaluations, at
@@ -37,6 +38,14 @@ step() {
   echo "build $(cat .device/commit 2>/dev/null || echo unknown)"
   "${KB_PYTHON:-python3}" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' 2>&1
 } | tee "$OUT/machine.txt"
+
+# 0. The CUDA starting kernels at every check set against the module (the integration tests'
+# CudaImport instances; skipped on a machine without a CUDA device).
+if [ "$device" = cuda ]; then
+  timeout 90 .device/kf_integration_tests --gtest_filter='CudaImport/*' > "$OUT/cuda_starting.txt" 2>&1
+  step "CUDA starting kernels" $?
+  grep -E '^\[  (FAILED|PASSED|SKIPPED) |Failure' "$OUT/cuda_starting.txt" | head -n 30
+fi
 
 # 1. The problems, as task folders.
 for p in tests/data/kernelbench/*.py; do

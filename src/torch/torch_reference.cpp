@@ -45,9 +45,14 @@ nlohmann::json IntegerSizes(const SizeSet& set) {
   return sizes;
 }
 
+// In shared memory (/dev/shm, a tmpfs) where the machine has it, so the tensors never reach a
+// disk; else under $TMPDIR or /tmp.
 std::string MakePrivateDir() {
   const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/kf-torch-XXXXXX";
+  std::string base = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm"
+                     : tmp && *tmp                         ? tmp
+                                                           : "/tmp";
+  std::string pattern = base + "/kf-torch-XXXXXX";
   if (!mkdtemp(pattern.data()))  // mode 0700
     throw std::runtime_error(
         fmt::format("cannot create a private folder for the PyTorch "
