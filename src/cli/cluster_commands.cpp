@@ -190,7 +190,7 @@ int RunCoordinator(CoordinatorArgs a) {
       }
     }
   }
-  RemoteJudge judge(amqp, options);
+  RemoteJudge judge(amqp, store, options);
   // A command's or a model's proposer: with a propose worker alive, its side effects are done
   // there (where the model can be reached and its key is), on a connection of their own.
   std::unique_ptr<AmqpClient> propose_amqp;

@@ -4,13 +4,28 @@
 
 #include <chrono>
 #include <cstdio>
+#include <random>
 
 #include "dist/queue_names.hpp"
 
 namespace kf {
 
-RemoteJudge::RemoteJudge(AmqpClient& amqp, RemoteJudgeOptions options)
-    : amqp_(amqp), options_(std::move(options)), results_queue_(ResultsQueueName(options_.run)) {
+namespace {
+
+// Tells one judge's scopes from those of another coordinator of the same run (a resumed one).
+uint64_t DrawNumber() {
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) ^ device();
+}
+
+}  // namespace
+
+RemoteJudge::RemoteJudge(AmqpClient& amqp, Store& store, RemoteJudgeOptions options)
+    : amqp_(amqp),
+      store_(store),
+      options_(std::move(options)),
+      results_queue_(ResultsQueueName(options_.run)),
+      scope_prefix_(fmt::format("{}.{:016x}", options_.run, DrawNumber())) {
   DeclareSettled(amqp_, QueueSpec(kDeadLetterQueue));
   DeclareSettled(amqp_, RunQueueSpec(options_.run_queue));
   if (!options_.build_queue.empty()) DeclareSettled(amqp_, RunQueueSpec(options_.build_queue));
@@ -36,6 +51,8 @@ void RemoteJudge::Submit(Candidate candidate, Done done, int /*pinned*/) {
     std::lock_guard lock(mu_);
     if (key.empty()) key = candidate.key = fmt::format("{}.job{}", options_.run, next_job_++);
     pending_[key].push_back(std::move(done));
+    job.scope = Scope();
+    scope_used_ = true;
   }
   job.candidate = std::move(candidate);
   std::string queue = options_.run_queue;
@@ -54,11 +71,27 @@ int RemoteJudge::runner_count() const {
   return std::max(1, options_.devices ? options_.devices() : 1);
 }
 
+std::string RemoteJudge::Scope() const {
+  return fmt::format("{}.{}", scope_prefix_, cancellations_);
+}
+
 void RemoteJudge::CancelPending() {
   std::unordered_map<std::string, std::vector<Done>> cancelled;
+  std::string scope;
   {
     std::lock_guard lock(mu_);
     cancelled.swap(pending_);
+    if (scope_used_) scope = Scope();
+    ++cancellations_;
+    scope_used_ = false;
+  }
+  if (!scope.empty()) {
+    try {
+      store_.CancelScope(scope);
+    } catch (const std::exception& e) {  // the workers then run what is queued; dropped here
+      fmt::print(stderr, "coordinator: the store did not record cancelled jobs {}: {}\n", scope,
+                 e.what());
+    }
   }
   for (auto& [key, dones] : cancelled) {
     for (Done& done : dones) {

@@ -9,6 +9,12 @@
 // already, or cancelled) is acknowledged and dropped. A job the broker would not take is answered
 // with a tool error, which stops the search as a local executor's failure does.
 //
+// Cancelling: each job carries the judge's current scope (the run, a number drawn once per judge,
+// and how many times it cancelled before). CancelPending records that scope as cancelled in the
+// store, where the workers look when they take a job (dist/cancelled_scopes.hpp), and moves on to
+// a new scope: a worker skips the queued jobs of a cancelled scope without running them, and jobs
+// sent afterwards (the final re-verification) run.
+//
 // A run worker's own failure (an executor that cannot start) does not come here: that worker
 // gives the job back to the queue and leaves (dist/run_worker.hpp).
 
@@ -25,6 +31,7 @@
 #include "dist/amqp_client.hpp"
 #include "dist/run_messages.hpp"
 #include "host/judge.hpp"
+#include "store/store.hpp"
 
 namespace kf {
 
@@ -44,7 +51,8 @@ struct RemoteJudgeOptions {
 class RemoteJudge : public Judge {
  public:
   // Declares the run queue and the run's results queue, and starts listening on the latter.
-  RemoteJudge(AmqpClient& amqp, RemoteJudgeOptions options);
+  // `store` is where cancelled scopes are recorded for the workers.
+  RemoteJudge(AmqpClient& amqp, Store& store, RemoteJudgeOptions options);
   ~RemoteJudge() override;
   RemoteJudge(const RemoteJudge&) = delete;
   RemoteJudge& operator=(const RemoteJudge&) = delete;
@@ -53,7 +61,8 @@ class RemoteJudge : public Judge {
   // each verdict times its baseline on the device that ran it.
   void Submit(Candidate candidate, Done done, int pinned = -1) override;
   int runner_count() const override;
-  // Every pending job is answered `cancelled` now; its result is dropped when it comes.
+  // Every pending job is answered `cancelled` now, and its scope recorded as cancelled: workers
+  // skip the ones still queued; a result that comes anyway (a job taken before) is dropped.
   void CancelPending() override;
 
   int pending() const;
@@ -65,10 +74,16 @@ class RemoteJudge : public Judge {
   void Listen();
   void Answer(const std::string& key, RunReply reply);
 
+  std::string Scope() const;  // with mu_ held
+
   AmqpClient& amqp_;
+  Store& store_;
   RemoteJudgeOptions options_;
   std::string results_queue_;
+  std::string scope_prefix_;  // the run and a number drawn once
   mutable std::mutex mu_;
+  int cancellations_ = 0;    // guarded by mu_
+  bool scope_used_ = false;  // a job was sent in the current scope; guarded by mu_
   std::unordered_map<std::string, std::vector<Done>> pending_;
   std::vector<std::pair<std::string, std::future<PublishOutcome>>> publishing_;
   std::map<std::string, RunnerStats> workers_;

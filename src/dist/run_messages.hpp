@@ -15,7 +15,10 @@
 namespace kf {
 
 struct RunJobMessage {
-  std::string run;            // the run it belongs to
+  std::string run;  // the run it belongs to
+  // Its cancellation scope: a worker skips the job once the store has the scope cancelled
+  // (RemoteJudge::CancelPending); "" never is.
+  std::string scope;
   std::string results_queue;  // where its result goes (ResultsQueueName(run))
   // On a build queue: the run queue a build worker forwards it to, built for `target`.
   std::string run_queue;

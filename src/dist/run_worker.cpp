@@ -39,7 +39,11 @@ RunReply KilledItsWorkers(const RunJobMessage& job, int64_t deliveries) {
 }  // namespace
 
 RunWorker::RunWorker(AmqpClient& amqp, Store& store, JudgeFactory factory, RunWorkerOptions options)
-    : amqp_(amqp), store_(store), factory_(std::move(factory)), options_(std::move(options)) {
+    : amqp_(amqp),
+      store_(store),
+      factory_(std::move(factory)),
+      options_(std::move(options)),
+      cancelled_(store_, options_.id) {
   if (options_.devices.empty()) throw std::invalid_argument("a run worker needs a device");
   queue_ = RunQueueName(options_.devices.front());
   for (const DeviceInfo& d : options_.devices) {
@@ -77,6 +81,7 @@ void RunWorker::Heartbeat() {
   w.queue = queue_;
   w.jobs_done = jobs_done_.load();
   if (options_.info) w.info = options_.info();
+  w.info["jobs_skipped"] = jobs_skipped_.load();
   {
     std::lock_guard lock(mu_);
     w.state = state_;
@@ -193,6 +198,11 @@ void RunWorker::Take(const Delivery& delivery) {
     fmt::print(stderr, "worker {}: a malformed job on {} sent to {}: {}\n", options_.id,
                delivery.queue, kDeadLetterQueue, e.what());
     amqp_.Reject(delivery.tag, /*requeue=*/false);
+    return;
+  }
+  if (cancelled_.Cancelled(job.scope)) {
+    amqp_.Ack(delivery.tag);
+    ++jobs_skipped_;
     return;
   }
   if (delivery.delivery_count >= kRunAttempts) {

@@ -192,7 +192,7 @@ struct Verdicts {
 
 TEST_F(Cluster, EveryJobsVerdictComesBackOnceAndADuplicateIsDropped) {
   auto coordinator = Client();
-  RemoteJudge judge(*coordinator, JudgeOptions());
+  RemoteJudge judge(*coordinator, *store_, JudgeOptions());
   auto worker_client = Client();
   TableJudge* table = nullptr;
   RunWorker worker(
@@ -245,7 +245,7 @@ TEST_F(Cluster, EveryJobsVerdictComesBackOnceAndADuplicateIsDropped) {
 
 TEST_F(Cluster, AJobThatKilledItsWorkersIsAnsweredCrashAndNotRunAgain) {
   auto coordinator = Client();
-  RemoteJudge judge(*coordinator, JudgeOptions());
+  RemoteJudge judge(*coordinator, *store_, JudgeOptions());
   Verdicts verdicts;
   judge.Submit(ACandidate("deadly"), verdicts.For());
   // kRunAttempts workers take it and die with it.
@@ -279,7 +279,7 @@ TEST_F(Cluster, AJobThatKilledItsWorkersIsAnsweredCrashAndNotRunAgain) {
 
 TEST_F(Cluster, AWorkerThatCannotJudgeGivesTheJobBackAndStops) {
   auto coordinator = Client();
-  RemoteJudge judge(*coordinator, JudgeOptions());
+  RemoteJudge judge(*coordinator, *store_, JudgeOptions());
   Verdicts verdicts;
   auto broken_client = Client();
   RunWorker broken(
@@ -318,7 +318,7 @@ TEST_F(Cluster, AJobForATaskTheStoreLacksStopsTheWorkerSayingWhich) {
   auto coordinator = Client();
   RemoteJudgeOptions o = JudgeOptions();
   o.task_id = "t0000000000000000ffffffffffffffff";
-  RemoteJudge judge(*coordinator, o);
+  RemoteJudge judge(*coordinator, *store_, o);
   Verdicts verdicts;
   judge.Submit(ACandidate("orphan"), verdicts.For());
   auto worker_client = Client();
@@ -341,7 +341,7 @@ TEST_F(Cluster, WithABuildWorkerJobsAreCompiledThereAndRunWithTheirArtifacts) {
   RemoteJudgeOptions o = JudgeOptions();
   o.build_queue = BuildQueueName("test-" + name_);
   o.target = device_;
-  RemoteJudge judge(*coordinator, o);
+  RemoteJudge judge(*coordinator, *store_, o);
 
   auto builder_client = Client();
   BuildWorkerOptions bo;
@@ -402,6 +402,95 @@ TEST_F(Cluster, WithABuildWorkerJobsAreCompiledThereAndRunWithTheirArtifacts) {
   for (const WorkerRecord& w : store_->Workers())
     heartbeat = heartbeat || (w.id == "test:7:build" && w.role == "build" && w.jobs_done == 10);
   EXPECT_TRUE(heartbeat);
+}
+
+// Judges as TableJudge after a pause, counting what it ran: a slow queue behind it.
+class SlowJudge : public TableJudge {
+ public:
+  void Submit(Candidate candidate, Done done, int pinned) override {
+    std::this_thread::sleep_for(milliseconds(200));
+    TableJudge::Submit(std::move(candidate), std::move(done), pinned);
+  }
+};
+
+TEST_F(Cluster, AWorkerSkipsTheQueuedJobsOfACancelledJudgeAndRunsLaterOnes) {
+  auto coordinator = Client();
+  RemoteJudge judge(*coordinator, *store_, JudgeOptions());
+  Verdicts verdicts;
+  constexpr int kQueued = 10;
+  for (int i = 0; i < kQueued; ++i)
+    judge.Submit(ACandidate("q" + std::to_string(i)), verdicts.For());
+
+  auto worker_client = Client();
+  std::atomic<SlowJudge*> slow{nullptr};
+  RunWorker worker(
+      *worker_client, *store_,
+      [&](const Task&, const std::string&, const EvalSettings&) {
+        auto j = std::make_unique<SlowJudge>();
+        slow = j.get();
+        return j;
+      },
+      WorkerOptions("test:9:run"));
+  Serving serving(worker);
+  auto ran = [&] { return slow.load() ? slow.load()->submitted.load() : 0; };
+  auto end = std::chrono::steady_clock::now() + seconds(30);
+  while (ran() < 1 && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(milliseconds(5));
+  ASSERT_GE(ran(), 1);
+  judge.CancelPending();  // the search ended: the rest is answered `cancelled` here...
+  const int ran_at_cancel = ran();
+  ASSERT_EQ(verdicts.Keys(), static_cast<size_t>(kQueued));
+
+  // ...and skipped there: the worker goes through the queue without running them.
+  end = std::chrono::steady_clock::now() + seconds(30);
+  while (ran() + worker.jobs_skipped() < kQueued && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_EQ(ran() + worker.jobs_skipped(), kQueued);
+  EXPECT_LE(ran(), ran_at_cancel + 1);  // at most the one it was taking then
+  EXPECT_GE(worker.jobs_skipped(), kQueued - ran_at_cancel - 1);
+
+  // A job sent after the cancellation (a re-verification) runs.
+  judge.Submit(ACandidate("after"), verdicts.For());
+  ASSERT_TRUE(verdicts.WaitFor(kQueued + 1, seconds(30)));
+  EXPECT_EQ(serving.Stop(), "");
+  EXPECT_EQ(verdicts.by_key["after"].at(0).evaluation.status, Status::kOk);
+  EXPECT_FALSE(verdicts.by_key["after"].at(0).cancelled);
+  for (const auto& [key, replies] : verdicts.by_key) EXPECT_EQ(replies.size(), 1u) << key;
+}
+
+TEST_F(Cluster, ABuildWorkerDoesNotCompileCancelledJobs) {
+  auto coordinator = Client();
+  RemoteJudgeOptions o = JudgeOptions();
+  o.build_queue = BuildQueueName("test-" + name_);
+  o.target = device_;
+  RemoteJudge judge(*coordinator, *store_, o);
+  Verdicts verdicts;
+  for (int i = 0; i < 4; ++i) judge.Submit(ACandidate("c" + std::to_string(i)), verdicts.For());
+  judge.CancelPending();
+
+  auto builder_client = Client();
+  BuildWorkerOptions bo;
+  bo.id = "test:10:build";
+  bo.host = "test";
+  bo.backend = "test-" + name_;
+  bo.heartbeat_s = 0.5;
+  std::atomic<int> compiled{0};
+  BuildWorker builder(
+      *builder_client, *store_,
+      [&](const DeviceInfo&, CompileRequest,
+          std::function<void(std::optional<CompileResult>)> done) {
+        ++compiled;
+        done(std::nullopt);
+      },
+      bo);
+  Serving serving(builder);
+  auto end = std::chrono::steady_clock::now() + seconds(30);
+  while (builder.jobs_skipped() < 4 && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_EQ(serving.Stop(), "");
+  EXPECT_EQ(builder.jobs_skipped(), 4);
+  EXPECT_EQ(compiled.load(), 0);
+  EXPECT_EQ(builder.jobs_done(), 0);
 }
 
 // What a run found, compared without the store's order: each proposal's kernel and final state,
@@ -465,7 +554,7 @@ TEST_F(Cluster, OneProposalInFlightFindsWhatTheEmbeddedSearchFindsForTheSeed) {
   o.task_id = PackTaskFolder(rope.dir, rope.name).id;
   o.task_name = rope.name;
   o.run_queue = RunQueueName(FakeDevice());
-  RemoteJudge remote(*coordinator, o);
+  RemoteJudge remote(*coordinator, *store_, o);
   auto worker_client = Client();
   RunWorkerOptions w = WorkerOptions("test:6:run");
   w.devices = {FakeDevice()};
