@@ -18,6 +18,7 @@
 #include "core/task_bundle.hpp"
 #include "dist/amqp_session.hpp"
 #include "dist/build_worker.hpp"
+#include "dist/heartbeat.hpp"
 #include "dist/propose_worker.hpp"
 #include "dist/queue_names.hpp"
 #include "dist/remote_judge.hpp"
@@ -35,19 +36,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A worker whose last heartbeat is older than this is taken for gone (it beats every 5 s).
-constexpr double kLiveSeconds = 20;
-
 AmqpUrl ParseQueueOption(const std::string& url) {
   try {
     return ParseAmqpUrl(url);
   } catch (const std::invalid_argument& e) {
     throw InputError("--queue", 0, RedactAmqpUrl(url), e.what());
   }
-}
-
-bool Live(const WorkerRecord& w) {
-  return w.state == "running" && w.heartbeat_age_s < kLiveSeconds;
 }
 
 // Whether a worker's device (as its heartbeat lists it) is one `--device` asks for.
@@ -80,7 +74,7 @@ std::optional<WorkerKind> FindKind(Store& store, const std::string& spec,
                                    const std::string& queue = "") {
   std::optional<WorkerKind> kind;
   for (const WorkerRecord& w : store.Workers()) {  // the most recent heartbeat first
-    if (w.role != "run" || !Live(w) || w.devices.empty()) continue;
+    if (w.role != "run" || !LiveWorker(w) || w.devices.empty()) continue;
     if (queue.empty() ? !Wanted(w.devices.front(), spec) : w.queue != queue) continue;
     if (!kind) {
       kind = WorkerKind{w.queue, DeviceInfoFromJson(w.devices.front()), 0, 0, 0};
@@ -182,7 +176,7 @@ int RunCoordinator(CoordinatorArgs a) {
   // CUDA compiles without its device: with a build worker alive, jobs are built there first.
   if (kind.device.backend == "cuda") {
     for (const WorkerRecord& w : store.Workers()) {
-      if (w.role == "build" && Live(w) && w.queue == BuildQueueName("cuda")) {
+      if (w.role == "build" && LiveWorker(w) && w.queue == BuildQueueName("cuda")) {
         options.build_queue = w.queue;
         options.target = kind.device;
         fmt::print(stderr, "build workers: jobs are compiled on {} first\n", w.queue);
@@ -191,25 +185,24 @@ int RunCoordinator(CoordinatorArgs a) {
     }
   }
   RemoteJudge judge(amqp, store, options);
-  // A command's or a model's proposer: with a propose worker alive, its side effects are done
-  // there (where the model can be reached and its key is), on a connection of their own.
+  // A command's or a model's proposer: while a propose worker is alive (asked again as the search
+  // goes, so one may join later), its side effects are done there (where the model can be reached
+  // and its key is), on a connection of their own; else here.
   std::unique_ptr<AmqpClient> propose_amqp;
   std::unique_ptr<RemoteProposeEffects> proposing;
   if (rs.proposer.kind != "builtin") {
-    int alive = 0;
-    for (const WorkerRecord& w : store.Workers()) alive += w.role == "propose" && Live(w);
-    if (alive > 0) {
-      propose_amqp = std::make_unique<AmqpClient>(url);
-      RemoteProposeOptions po;
-      po.run = p.args.run;
-      const LlmSettings& l = rs.proposer.llm;
-      po.chat_deadline_s = l.timeout_s * (l.retries + 1) + 60.0 * l.retries;
-      po.worker_hint = fmt::format("kfoundry worker --role propose --store {} --queue {}",
-                                   AbsoluteStore(p.args.store), url.Redacted());
-      proposing = std::make_unique<RemoteProposeEffects>(*propose_amqp, po);
-      fmt::print(stderr, "propose workers: {} alive; the {} proposer's {} are done there\n", alive,
-                 rs.proposer.kind, rs.proposer.kind == "llm" ? "chat requests" : "commands");
-    }
+    propose_amqp = std::make_unique<AmqpClient>(url);
+    RemoteProposeOptions po;
+    po.run = p.args.run;
+    const LlmSettings& l = rs.proposer.llm;
+    po.chat_deadline_s = l.timeout_s * (l.retries + 1) + 60.0 * l.retries;
+    po.worker_hint = fmt::format("kfoundry worker --role propose --store {} --queue {}",
+                                 AbsoluteStore(p.args.store), url.Redacted());
+    po.workers = [&store] { return LiveWorkers(store, "propose"); };
+    po.effects = fmt::format("{} proposer's {}", rs.proposer.kind,
+                             rs.proposer.kind == "llm" ? "chat requests" : "commands");
+    proposing = std::make_unique<RemoteProposeEffects>(*propose_amqp, po);
+    proposing->Available();  // says where they are done at first
   }
   JudgeSide side{judge,
                  kind.device,
@@ -424,7 +417,7 @@ int RunStatus(const StatusArgs& a) {
                                 {"pid", w.pid},
                                 {"devices", w.devices},
                                 {"queue", w.queue},
-                                {"state", Live(w) || w.state != "running" ? w.state : "lost"},
+                                {"state", LiveWorker(w) || w.state != "running" ? w.state : "lost"},
                                 {"jobs_done", w.jobs_done},
                                 {"started_at", w.started_at},
                                 {"heartbeat_at", w.heartbeat_at},
@@ -454,7 +447,7 @@ int RunStatus(const StatusArgs& a) {
     std::string devices;
     for (const auto& d : w.devices)
       devices += (devices.empty() ? "" : ", ") + DeviceInfoFromJson(d).Label();
-    std::string state = Live(w) || w.state != "running" ? w.state : "lost";
+    std::string state = LiveWorker(w) || w.state != "running" ? w.state : "lost";
     fmt::print("  {:<28} {:<4} {:<9} {:>6} jobs  heartbeat {:.0f} s ago  {}\n", w.id, w.role, state,
                w.jobs_done, w.heartbeat_age_s, devices);
     if (w.info.contains("failure"))

@@ -20,6 +20,7 @@
 #include "core/task_bundle.hpp"
 #include "core/task_library.hpp"
 #include "dist/build_worker.hpp"
+#include "dist/heartbeat.hpp"
 #include "dist/propose_worker.hpp"
 #include "dist/queue_names.hpp"
 #include "dist/remote_judge.hpp"
@@ -28,6 +29,7 @@
 #include "host/fake_judge.hpp"
 #include "local_broker.hpp"
 #include "propose/builtin/builtin_proposer.hpp"
+#include "propose/command/command_proposer.hpp"
 #include "search/classifier.hpp"
 #include "search/search_loop.hpp"
 #include "store/store.hpp"
@@ -670,6 +672,41 @@ TEST_F(Cluster, AProposeWorkerRunsCommandsAndAsksModelsWithItsOwnKey) {
   EXPECT_EQ(workers[0].state, "stopped");
   EXPECT_EQ(workers[0].jobs_done, 4);
   EXPECT_EQ(workers[0].queue, kProposeQueue);
+}
+
+// A coordinator started before any propose worker runs its proposer's commands itself; one
+// that joins while the search goes gets them from then on.
+TEST_F(Cluster, AProposeWorkerThatJoinsLaterGetsTheCommandsFromThenOn) {
+  auto coordinator = Client();
+  RemoteProposeOptions po;
+  po.run = "run-" + name_;
+  po.workers = [this] { return LiveWorkers(*store_, "propose"); };
+  po.recheck_s = 0.2;
+  RemoteProposeEffects effects(*coordinator, po);
+  const fs::path here = dir_ / "ran-here";
+  CommandProposer proposer(task_, {"touch " + here.string(), 30, 1 << 20, &effects});
+  ProposalRequest request;
+  request.task_id = task_.id;
+  proposer.Propose(request);
+  EXPECT_TRUE(fs::exists(here));  // no worker yet: here
+  fs::remove(here);
+
+  auto worker_client = Client();
+  CountingCommands commands;
+  ProposeWorkerOptions o = ProposeOptions("test:3:propose");
+  o.commands = &commands;
+  ProposeWorker worker(*worker_client, *store_, o);
+  Serving serving(worker);
+  auto end = std::chrono::steady_clock::now() + seconds(30);
+  while (!effects.Available() && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(milliseconds(50));
+  ASSERT_TRUE(effects.Available());
+  request.index = 1;
+  proposer.Propose(request);
+  EXPECT_EQ(commands.runs.load(), 1);  // on the worker that joined
+  EXPECT_FALSE(fs::exists(here));
+  EXPECT_EQ(serving.Stop(), "");
+  EXPECT_EQ(effects.done(), 1);
 }
 
 TEST_F(Cluster, AProposeJobThatKilledItsWorkersComesBackFailedAndIsNotDoneAgain) {
