@@ -68,6 +68,7 @@ struct WorkerKind {
   double peak_gbs = 0;
   int devices = 0;  // served by live workers of the kind
   int workers = 0;
+  std::vector<std::string> own_queues;  // theirs, for pinned jobs (RunWorker::own_queue)
 };
 
 std::optional<WorkerKind> FindKind(Store& store, const std::string& spec,
@@ -77,12 +78,14 @@ std::optional<WorkerKind> FindKind(Store& store, const std::string& spec,
     if (w.role != "run" || !LiveWorker(w) || w.devices.empty()) continue;
     if (queue.empty() ? !Wanted(w.devices.front(), spec) : w.queue != queue) continue;
     if (!kind) {
-      kind = WorkerKind{w.queue, DeviceInfoFromJson(w.devices.front()), 0, 0, 0};
+      kind = WorkerKind{w.queue, DeviceInfoFromJson(w.devices.front()), 0, 0, 0, {}};
     } else if (w.queue != kind->queue) {
       continue;
     }
     kind->devices += static_cast<int>(w.devices.size());
     ++kind->workers;
+    if (std::string own = w.info.value("own_queue", ""); !own.empty())
+      kind->own_queues.push_back(own);
     kind->peak_gbs = std::max(kind->peak_gbs, w.info.value("peak_gbs", 0.0));
   }
   return kind;
@@ -113,30 +116,35 @@ WorkerKind WaitForKind(Store& store, const std::string& spec, double wait_s,
   }
 }
 
-// The number of devices the live workers of a kind serve, read again at most every few seconds.
-class KindDevices {
+// The live run workers of a kind (their devices and own queues), read again at most every few
+// seconds.
+class LiveKind {
  public:
-  KindDevices(Store& store, WorkerKind kind) : store_(store), kind_(std::move(kind)) {}
-  int operator()() {
+  LiveKind(Store& store, WorkerKind kind) : store_(store), kind_(std::move(kind)) {}
+  int devices() { return Now().devices; }
+  std::vector<std::string> own_queues() { return Now().own_queues; }
+
+ private:
+  WorkerKind Now() {
     std::lock_guard lock(mu_);
     if (Clock::now() - read_ > std::chrono::seconds(5)) {
       read_ = Clock::now();
       try {
         std::optional<WorkerKind> now = FindKind(store_, "", kind_.queue);
-        devices_ = now ? now->devices : 0;
+        now_.devices = now ? now->devices : 0;
+        now_.own_queues = now ? now->own_queues : std::vector<std::string>{};
       } catch (const std::exception&) {
-        // keep the last count: the store answers again later
+        // keep the last: the store answers again later
       }
     }
-    return devices_;
+    return now_;
   }
 
- private:
   Store& store_;
   WorkerKind kind_;
   std::mutex mu_;
   Clock::time_point read_ = Clock::now();
-  int devices_ = kind_.devices;
+  WorkerKind now_ = kind_;
 };
 
 std::atomic<bool> g_stop{false};
@@ -164,7 +172,7 @@ int RunCoordinator(CoordinatorArgs a) {
              kind.queue);
 
   AmqpClient amqp(url);
-  KindDevices devices(store, kind);
+  LiveKind live(store, kind);
   RemoteJudgeOptions options;
   options.run = p.args.run;
   options.task_id = bundle.id;
@@ -172,7 +180,8 @@ int RunCoordinator(CoordinatorArgs a) {
   options.sizes = rs.sizes;
   options.settings = rs.judging;
   options.run_queue = kind.queue;
-  options.devices = [&devices] { return devices(); };
+  options.devices = [&live] { return live.devices(); };
+  options.worker_queues = [&live] { return live.own_queues(); };
   // CUDA compiles without its device: with a build worker alive, jobs are built there first.
   if (kind.device.backend == "cuda") {
     for (const WorkerRecord& w : store.Workers()) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -38,7 +39,7 @@ RemoteJudge::~RemoteJudge() {
   listener_.join();
 }
 
-void RemoteJudge::Submit(Candidate candidate, Done done, int /*pinned*/) {
+void RemoteJudge::Submit(Candidate candidate, Done done, int pinned) {
   RunJobMessage job;
   job.run = options_.run;
   job.results_queue = results_queue_;
@@ -55,16 +56,68 @@ void RemoteJudge::Submit(Candidate candidate, Done done, int /*pinned*/) {
     scope_used_ = true;
   }
   job.candidate = std::move(candidate);
-  std::string queue = options_.run_queue;
+  std::string queue = pinned >= 0 ? PinnedQueue(pinned) : "";
+  if (!queue.empty()) {
+    job.pinned = 0;  // compiled where it runs: a pinned job is one of a few
+    std::string body = RunJobMessageToJson(job).dump();
+    {
+      std::lock_guard lock(mu_);
+      pinned_jobs_[key] = {queue, body};
+    }
+    Publish(key, queue, body);
+    return;
+  }
+  queue = options_.run_queue;
   if (!options_.build_queue.empty()) {
     queue = options_.build_queue;
     job.run_queue = options_.run_queue;
     job.target = options_.target;
   }
-  std::future<PublishOutcome> published =
-      amqp_.PublishAsync(queue, RunJobMessageToJson(job).dump());
+  Publish(key, queue, RunJobMessageToJson(job).dump());
+}
+
+void RemoteJudge::Publish(const std::string& key, const std::string& queue,
+                          const std::string& body) {
+  std::future<PublishOutcome> published = amqp_.PublishAsync(queue, body);
   std::lock_guard lock(mu_);
   publishing_.emplace_back(key, std::move(published));
+}
+
+std::string RemoteJudge::PinnedQueue(int pinned) {
+  if (!options_.worker_queues) return "";
+  std::vector<std::string> live = options_.worker_queues();
+  std::lock_guard lock(mu_);
+  auto it = pins_.find(pinned);
+  if (it != pins_.end() && std::find(live.begin(), live.end(), it->second) != live.end())
+    return it->second;
+  if (live.empty()) return "";
+  std::sort(live.begin(), live.end());
+  std::string queue = live[static_cast<size_t>(pinned) % live.size()];
+  pins_[pinned] = queue;
+  return queue;
+}
+
+void RemoteJudge::Unpin() {
+  std::vector<std::string> live = options_.worker_queues();
+  std::vector<std::pair<std::string, std::string>> again;  // key, body
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = pinned_jobs_.begin(); it != pinned_jobs_.end();) {
+      if (!pending_.count(it->first)) {
+        it = pinned_jobs_.erase(it);
+      } else if (std::find(live.begin(), live.end(), it->second.queue) == live.end()) {
+        again.emplace_back(it->first, std::move(it->second.body));
+        it = pinned_jobs_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (const auto& [key, body] : again) {
+    fmt::print(stderr, "coordinator: the worker of pinned job {} is gone: sent to {}\n", key,
+               options_.run_queue);
+    Publish(key, options_.run_queue, body);
+  }
 }
 
 int RemoteJudge::runner_count() const {
@@ -135,7 +188,17 @@ void RemoteJudge::Answer(const std::string& key, RunReply reply) {
 
 void RemoteJudge::Listen() {
   using namespace std::chrono_literals;
+  auto unpinned = std::chrono::steady_clock::now();
   while (!stop_) {
+    if (options_.worker_queues && std::chrono::steady_clock::now() - unpinned >
+                                      std::chrono::duration<double>(options_.recheck_s)) {
+      unpinned = std::chrono::steady_clock::now();
+      try {
+        Unpin();
+      } catch (const std::exception& e) {  // the store answers again later
+        fmt::print(stderr, "coordinator: cannot check the workers of pinned jobs: {}\n", e.what());
+      }
+    }
     // Jobs the broker refused (or the client closed under): answered as the tool's failure.
     std::vector<std::pair<std::string, PublishOutcome>> failed;
     {

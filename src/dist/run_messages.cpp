@@ -13,6 +13,7 @@ nlohmann::json RunJobMessageToJson(const RunJobMessage& job) {
                         {"settings", EvalSettingsToJson(job.settings)},
                         {"candidate", RunRequestToJson({job.candidate, job.compiled})}};
   if (!job.scope.empty()) out["scope"] = job.scope;
+  if (job.pinned >= 0) out["pinned"] = job.pinned;
   if (!job.run_queue.empty()) out["run_queue"] = job.run_queue;
   if (job.target) out["target"] = DeviceInfoToJson(*job.target);
   return out;
@@ -30,6 +31,7 @@ RunJobMessage RunJobMessageFromJson(const nlohmann::json& j) {
   job.candidate = std::move(request.candidate);
   job.compiled = std::move(request.compiled);
   job.scope = j.value("scope", "");
+  job.pinned = j.value("pinned", -1);
   job.run_queue = j.value("run_queue", "");
   if (j.contains("target")) job.target = DeviceInfoFromJson(j["target"]);
   return job;

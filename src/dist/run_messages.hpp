@@ -23,11 +23,12 @@ struct RunJobMessage {
   // On a build queue: the run queue a build worker forwards it to, built for `target`.
   std::string run_queue;
   std::optional<DeviceInfo> target;
-  std::string task_id;                    // the task bundle's content id (Store::FindTaskBundle)
-  std::string task_name;                  // for messages
-  std::string sizes;                      // the benchmark size set ("" = by device class)
-  EvalSettings settings;                  // the executor's own, for a candidate that brings none
-  Candidate candidate;                    // carries its key
+  std::string task_id;    // the task bundle's content id (Store::FindTaskBundle)
+  std::string task_name;  // for messages
+  std::string sizes;      // the benchmark size set ("" = by device class)
+  EvalSettings settings;  // the executor's own, for a candidate that brings none
+  Candidate candidate;    // carries its key
+  int pinned = -1;  // on a worker's own queue: the device of that worker that runs it (-1: any)
   std::optional<CompileResult> compiled;  // built by a build worker (ok or not)
 };
 

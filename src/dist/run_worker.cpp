@@ -53,6 +53,7 @@ RunWorker::RunWorker(AmqpClient& amqp, Store& store, JudgeFactory factory, RunWo
           "within a kind)",
           options_.devices.front().Label(), d.Label()));
   }
+  own_queue_ = WorkerQueueName(queue_, options_.id);
 }
 
 RunWorker::~RunWorker() {
@@ -82,6 +83,7 @@ void RunWorker::Heartbeat() {
   w.jobs_done = jobs_done_.load();
   if (options_.info) w.info = options_.info();
   w.info["jobs_skipped"] = jobs_skipped_.load();
+  w.info["own_queue"] = own_queue_;
   {
     std::lock_guard lock(mu_);
     w.state = state_;
@@ -239,10 +241,12 @@ void RunWorker::Take(const Delivery& delivery) {
       Finish(delivery, job, std::move(r), SecondsSince(started));
     }
   };
+  const int pinned =
+      job.pinned >= 0 && job.pinned < static_cast<int>(options_.devices.size()) ? job.pinned : -1;
   if (built)
     open->judge->SubmitBuilt(std::move(candidate), *built, std::move(done));
   else
-    open->judge->Submit(std::move(candidate), std::move(done));
+    open->judge->Submit(std::move(candidate), std::move(done), pinned);
 }
 
 std::string RunWorker::Serve(const std::atomic<bool>& stop) {
@@ -250,6 +254,7 @@ std::string RunWorker::Serve(const std::atomic<bool>& stop) {
   DeclareSettled(amqp_, QueueSpec(kDeadLetterQueue));
   // One candidate running on each device and one sent ahead.
   DeclareSettled(amqp_, RunQueueSpec(queue_), 2 * static_cast<int>(options_.devices.size()));
+  DeclareSettled(amqp_, RunQueueSpec(own_queue_), 2 * static_cast<int>(options_.devices.size()));
 
   std::optional<HeartbeatThread> beat;
   beat.emplace([this] { Heartbeat(); }, options_.heartbeat_s);

@@ -11,13 +11,16 @@
 //
 // A job whose scope its coordinator cancelled (dist/cancelled_scopes.hpp), asked when the job is
 // taken, is acknowledged without being run or answered (its coordinator answered it `cancelled`
-// already); one taken before the cancellation (at most the prefetch: one running and one sent
-// ahead per device) is judged, and its verdict dropped.
+// already); one taken before the cancellation (at most its prefetch) is judged, and its verdict
+// dropped.
 //
 // A job that was taken by kRunAttempts workers before, none of which answered, is answered
 // `crash` without being run again. When the worker itself fails (an executor that cannot start
 // again), it gives the job back and stops: the job goes to another worker, and the worker's
 // failure is its exit status, not a verdict.
+//
+// Besides its kind's queue it serves a queue of its own (WorkerQueueName, named in its heartbeat's
+// info as `own_queue`): jobs pinned to one of its devices.
 //
 // Its heartbeat (the store's workers table) says what it serves, how many jobs it has done and
 // whether it is running, draining or stopped: what `kfoundry status` shows.
@@ -69,6 +72,7 @@ class RunWorker {
   std::string Serve(const std::atomic<bool>& stop);
 
   const std::string& queue() const { return queue_; }
+  const std::string& own_queue() const { return own_queue_; }
   long long jobs_done() const { return jobs_done_.load(); }
   // Jobs taken after their coordinator cancelled them: acknowledged, not run.
   long long jobs_skipped() const { return jobs_skipped_.load(); }
@@ -99,7 +103,7 @@ class RunWorker {
   Store& store_;
   JudgeFactory factory_;
   RunWorkerOptions options_;
-  std::string queue_;
+  std::string queue_, own_queue_;
   std::mutex mu_;
   std::list<OpenJudge> judges_;    // most recently used first
   std::atomic<int> in_flight_{0};  // jobs taken and not yet acknowledged or given back

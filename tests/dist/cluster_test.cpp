@@ -495,6 +495,76 @@ TEST_F(Cluster, ABuildWorkerDoesNotCompileCancelledJobs) {
   EXPECT_EQ(builder.jobs_done(), 0);
 }
 
+// The own queues of the live run workers, as their heartbeats name them (what the coordinator
+// reads).
+std::vector<std::string> OwnQueues(Store& store) {
+  std::vector<std::string> out;
+  for (const WorkerRecord& w : store.Workers())
+    if (w.role == "run" && LiveWorker(w) && w.info.contains("own_queue"))
+      out.push_back(w.info["own_queue"].get<std::string>());
+  return out;
+}
+
+TEST_F(Cluster, PinnedJobsAllRunOnOneWorkerOfTheKind) {
+  auto coordinator = Client();
+  RemoteJudgeOptions o = JudgeOptions();
+  o.worker_queues = [this] { return OwnQueues(*store_); };
+  RemoteJudge judge(*coordinator, *store_, o);
+  auto factory = [](const Task&, const std::string&, const EvalSettings&) {
+    return std::make_unique<SlowJudge>();
+  };
+  auto a_client = Client();
+  auto b_client = Client();
+  RunWorker a(*a_client, *store_, factory, WorkerOptions("test:11:run"));
+  RunWorker b(*b_client, *store_, factory, WorkerOptions("test:12:run"));
+  Serving a_serving(a);
+  Serving b_serving(b);
+  auto end = std::chrono::steady_clock::now() + seconds(30);
+  while (OwnQueues(*store_).size() < 2 && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_EQ(OwnQueues(*store_).size(), 2u);
+
+  Verdicts verdicts;
+  for (int i = 0; i < 6; ++i) judge.Submit(ACandidate("r" + std::to_string(i)), verdicts.For(), 0);
+  ASSERT_TRUE(verdicts.WaitFor(6, seconds(30)));
+  std::vector<RunnerStats> by_worker = judge.worker_stats();
+  ASSERT_EQ(by_worker.size(), 1u);  // every repeat on one worker, not on whichever took it
+  EXPECT_EQ(by_worker[0].jobs, 6);
+  EXPECT_EQ(a.jobs_done() + b.jobs_done(), 6);
+  EXPECT_TRUE(a.jobs_done() == 0 || b.jobs_done() == 0);
+  EXPECT_EQ(a_serving.Stop(), "");
+  EXPECT_EQ(b_serving.Stop(), "");
+}
+
+TEST_F(Cluster, APinnedJobWhoseWorkerIsGoneGoesToAnyWorkerOfTheKind) {
+  auto coordinator = Client();
+  const std::string ghost = WorkerQueueName(RunQueueName(device_), "test:13:run");
+  DeclareSettled(*coordinator, RunQueueSpec(ghost));  // a worker's queue, and no worker on it
+  std::atomic<bool> ghost_alive{true};
+  RemoteJudgeOptions o = JudgeOptions();
+  o.worker_queues = [&] {
+    return ghost_alive ? std::vector<std::string>{ghost} : std::vector<std::string>{};
+  };
+  o.recheck_s = 0.2;
+  RemoteJudge judge(*coordinator, *store_, o);
+  Verdicts verdicts;
+  judge.Submit(ACandidate("stranded"), verdicts.For(), 0);
+  auto worker_client = Client();
+  RunWorker worker(
+      *worker_client, *store_,
+      [](const Task&, const std::string&, const EvalSettings&) {
+        return std::make_unique<TableJudge>();
+      },
+      WorkerOptions("test:14:run"));
+  Serving serving(worker);
+  EXPECT_FALSE(verdicts.WaitFor(1, seconds(1)));  // waiting for its worker
+  ghost_alive = false;
+  ASSERT_TRUE(verdicts.WaitFor(1, seconds(30)));
+  EXPECT_EQ(verdicts.by_key["stranded"].at(0).evaluation.status, Status::kOk);
+  EXPECT_EQ(serving.Stop(), "");
+  EXPECT_EQ(worker.jobs_done(), 1);
+}
+
 // What a run found, compared without the store's order: each proposal's kernel and final state,
 // the candidates judged with their statuses, the archive's cells, and the best.
 struct Found {
