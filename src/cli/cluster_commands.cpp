@@ -18,6 +18,7 @@
 #include "core/task_bundle.hpp"
 #include "dist/amqp_session.hpp"
 #include "dist/build_worker.hpp"
+#include "dist/heartbeat.hpp"
 #include "dist/propose_worker.hpp"
 #include "dist/queue_names.hpp"
 #include "dist/remote_judge.hpp"
@@ -35,19 +36,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A worker whose last heartbeat is older than this is taken for gone (it beats every 5 s).
-constexpr double kLiveSeconds = 20;
-
 AmqpUrl ParseQueueOption(const std::string& url) {
   try {
     return ParseAmqpUrl(url);
   } catch (const std::invalid_argument& e) {
     throw InputError("--queue", 0, RedactAmqpUrl(url), e.what());
   }
-}
-
-bool Live(const WorkerRecord& w) {
-  return w.state == "running" && w.heartbeat_age_s < kLiveSeconds;
 }
 
 // Whether a worker's device (as its heartbeat lists it) is one `--device` asks for.
@@ -74,21 +68,24 @@ struct WorkerKind {
   double peak_gbs = 0;
   int devices = 0;  // served by live workers of the kind
   int workers = 0;
+  std::vector<std::string> own_queues;  // theirs, for pinned jobs (RunWorker::own_queue)
 };
 
 std::optional<WorkerKind> FindKind(Store& store, const std::string& spec,
                                    const std::string& queue = "") {
   std::optional<WorkerKind> kind;
   for (const WorkerRecord& w : store.Workers()) {  // the most recent heartbeat first
-    if (w.role != "run" || !Live(w) || w.devices.empty()) continue;
+    if (w.role != "run" || !LiveWorker(w) || w.devices.empty()) continue;
     if (queue.empty() ? !Wanted(w.devices.front(), spec) : w.queue != queue) continue;
     if (!kind) {
-      kind = WorkerKind{w.queue, DeviceInfoFromJson(w.devices.front()), 0, 0, 0};
+      kind = WorkerKind{w.queue, DeviceInfoFromJson(w.devices.front()), 0, 0, 0, {}};
     } else if (w.queue != kind->queue) {
       continue;
     }
     kind->devices += static_cast<int>(w.devices.size());
     ++kind->workers;
+    if (std::string own = w.info.value("own_queue", ""); !own.empty())
+      kind->own_queues.push_back(own);
     kind->peak_gbs = std::max(kind->peak_gbs, w.info.value("peak_gbs", 0.0));
   }
   return kind;
@@ -119,30 +116,35 @@ WorkerKind WaitForKind(Store& store, const std::string& spec, double wait_s,
   }
 }
 
-// The number of devices the live workers of a kind serve, read again at most every few seconds.
-class KindDevices {
+// The live run workers of a kind (their devices and own queues), read again at most every few
+// seconds.
+class LiveKind {
  public:
-  KindDevices(Store& store, WorkerKind kind) : store_(store), kind_(std::move(kind)) {}
-  int operator()() {
+  LiveKind(Store& store, WorkerKind kind) : store_(store), kind_(std::move(kind)) {}
+  int devices() { return Now().devices; }
+  std::vector<std::string> own_queues() { return Now().own_queues; }
+
+ private:
+  WorkerKind Now() {
     std::lock_guard lock(mu_);
     if (Clock::now() - read_ > std::chrono::seconds(5)) {
       read_ = Clock::now();
       try {
         std::optional<WorkerKind> now = FindKind(store_, "", kind_.queue);
-        devices_ = now ? now->devices : 0;
+        now_.devices = now ? now->devices : 0;
+        now_.own_queues = now ? now->own_queues : std::vector<std::string>{};
       } catch (const std::exception&) {
-        // keep the last count: the store answers again later
+        // keep the last: the store answers again later
       }
     }
-    return devices_;
+    return now_;
   }
 
- private:
   Store& store_;
   WorkerKind kind_;
   std::mutex mu_;
   Clock::time_point read_ = Clock::now();
-  int devices_ = kind_.devices;
+  WorkerKind now_ = kind_;
 };
 
 std::atomic<bool> g_stop{false};
@@ -170,7 +172,7 @@ int RunCoordinator(CoordinatorArgs a) {
              kind.queue);
 
   AmqpClient amqp(url);
-  KindDevices devices(store, kind);
+  LiveKind live(store, kind);
   RemoteJudgeOptions options;
   options.run = p.args.run;
   options.task_id = bundle.id;
@@ -178,11 +180,12 @@ int RunCoordinator(CoordinatorArgs a) {
   options.sizes = rs.sizes;
   options.settings = rs.judging;
   options.run_queue = kind.queue;
-  options.devices = [&devices] { return devices(); };
+  options.devices = [&live] { return live.devices(); };
+  options.worker_queues = [&live] { return live.own_queues(); };
   // CUDA compiles without its device: with a build worker alive, jobs are built there first.
   if (kind.device.backend == "cuda") {
     for (const WorkerRecord& w : store.Workers()) {
-      if (w.role == "build" && Live(w) && w.queue == BuildQueueName("cuda")) {
+      if (w.role == "build" && LiveWorker(w) && w.queue == BuildQueueName("cuda")) {
         options.build_queue = w.queue;
         options.target = kind.device;
         fmt::print(stderr, "build workers: jobs are compiled on {} first\n", w.queue);
@@ -190,26 +193,25 @@ int RunCoordinator(CoordinatorArgs a) {
       }
     }
   }
-  RemoteJudge judge(amqp, options);
-  // A command's or a model's proposer: with a propose worker alive, its side effects are done
-  // there (where the model can be reached and its key is), on a connection of their own.
+  RemoteJudge judge(amqp, store, options);
+  // A command's or a model's proposer: while a propose worker is alive (asked again as the search
+  // goes, so one may join later), its side effects are done there (where the model can be reached
+  // and its key is), on a connection of their own; else here.
   std::unique_ptr<AmqpClient> propose_amqp;
   std::unique_ptr<RemoteProposeEffects> proposing;
   if (rs.proposer.kind != "builtin") {
-    int alive = 0;
-    for (const WorkerRecord& w : store.Workers()) alive += w.role == "propose" && Live(w);
-    if (alive > 0) {
-      propose_amqp = std::make_unique<AmqpClient>(url);
-      RemoteProposeOptions po;
-      po.run = p.args.run;
-      const LlmSettings& l = rs.proposer.llm;
-      po.chat_deadline_s = l.timeout_s * (l.retries + 1) + 60.0 * l.retries;
-      po.worker_hint = fmt::format("kfoundry worker --role propose --store {} --queue {}",
-                                   AbsoluteStore(p.args.store), url.Redacted());
-      proposing = std::make_unique<RemoteProposeEffects>(*propose_amqp, po);
-      fmt::print(stderr, "propose workers: {} alive; the {} proposer's {} are done there\n", alive,
-                 rs.proposer.kind, rs.proposer.kind == "llm" ? "chat requests" : "commands");
-    }
+    propose_amqp = std::make_unique<AmqpClient>(url);
+    RemoteProposeOptions po;
+    po.run = p.args.run;
+    const LlmSettings& l = rs.proposer.llm;
+    po.chat_deadline_s = l.timeout_s * (l.retries + 1) + 60.0 * l.retries;
+    po.worker_hint = fmt::format("kfoundry worker --role propose --store {} --queue {}",
+                                 AbsoluteStore(p.args.store), url.Redacted());
+    po.workers = [&store] { return LiveWorkers(store, "propose"); };
+    po.effects = fmt::format("{} proposer's {}", rs.proposer.kind,
+                             rs.proposer.kind == "llm" ? "chat requests" : "commands");
+    proposing = std::make_unique<RemoteProposeEffects>(*propose_amqp, po);
+    proposing->Available();  // says where they are done at first
   }
   JudgeSide side{judge,
                  kind.device,
@@ -424,7 +426,7 @@ int RunStatus(const StatusArgs& a) {
                                 {"pid", w.pid},
                                 {"devices", w.devices},
                                 {"queue", w.queue},
-                                {"state", Live(w) || w.state != "running" ? w.state : "lost"},
+                                {"state", LiveWorker(w) || w.state != "running" ? w.state : "lost"},
                                 {"jobs_done", w.jobs_done},
                                 {"started_at", w.started_at},
                                 {"heartbeat_at", w.heartbeat_at},
@@ -454,7 +456,7 @@ int RunStatus(const StatusArgs& a) {
     std::string devices;
     for (const auto& d : w.devices)
       devices += (devices.empty() ? "" : ", ") + DeviceInfoFromJson(d).Label();
-    std::string state = Live(w) || w.state != "running" ? w.state : "lost";
+    std::string state = LiveWorker(w) || w.state != "running" ? w.state : "lost";
     fmt::print("  {:<28} {:<4} {:<9} {:>6} jobs  heartbeat {:.0f} s ago  {}\n", w.id, w.role, state,
                w.jobs_done, w.heartbeat_age_s, devices);
     if (w.info.contains("failure"))

@@ -19,7 +19,8 @@ BuildWorker::BuildWorker(AmqpClient& amqp, Store& store, CompileFunction compile
       store_(store),
       compile_(std::move(compile)),
       options_(std::move(options)),
-      queue_(BuildQueueName(options_.backend)) {}
+      queue_(BuildQueueName(options_.backend)),
+      cancelled_(store_, options_.id) {}
 
 void BuildWorker::Heartbeat(const std::string& state) {
   WorkerRecord w;
@@ -29,7 +30,7 @@ void BuildWorker::Heartbeat(const std::string& state) {
   w.queue = queue_;
   w.state = state;
   w.jobs_done = jobs_done_.load();
-  w.info = {{"jobs", options_.jobs}};
+  w.info = {{"jobs", options_.jobs}, {"jobs_skipped", jobs_skipped_.load()}};
   PutHeartbeat(store_, std::move(w));
 }
 
@@ -43,6 +44,11 @@ void BuildWorker::Take(const Delivery& delivery) {
     fmt::print(stderr, "worker {}: a malformed job on {} sent to {}: {}\n", options_.id,
                delivery.queue, kDeadLetterQueue, e.what());
     amqp_.Reject(delivery.tag, /*requeue=*/false);
+    return;
+  }
+  if (cancelled_.Cancelled(job.scope)) {
+    amqp_.Ack(delivery.tag);
+    ++jobs_skipped_;
     return;
   }
   ++in_flight_;

@@ -6,6 +6,9 @@
 // the build job once the broker confirmed the forward. So the GPU hosts' CPUs run candidates,
 // not compilers.
 //
+// A job whose scope its coordinator cancelled (dist/cancelled_scopes.hpp) is acknowledged
+// without being compiled or forwarded.
+//
 // A build job taken by kRunAttempts workers before, none of which forwarded it, is forwarded
 // unbuilt: the run worker's executor compiles it, isolated as any compile there is.
 
@@ -17,6 +20,7 @@
 #include "core/compile.hpp"
 #include "core/device_info.hpp"
 #include "dist/amqp_client.hpp"
+#include "dist/cancelled_scopes.hpp"
 #include "store/store.hpp"
 
 namespace kf {
@@ -43,6 +47,8 @@ class BuildWorker {
 
   const std::string& queue() const { return queue_; }
   long long jobs_done() const { return jobs_done_.load(); }
+  // Jobs taken after their coordinator cancelled them: acknowledged, not compiled.
+  long long jobs_skipped() const { return jobs_skipped_.load(); }
 
  private:
   void Take(const Delivery& delivery);
@@ -55,6 +61,8 @@ class BuildWorker {
   std::string queue_;
   std::atomic<int> in_flight_{0};
   std::atomic<long long> jobs_done_{0};
+  std::atomic<long long> jobs_skipped_{0};
+  CancelledScopes cancelled_;
 };
 
 }  // namespace kf

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <functional>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <utility>
 
@@ -26,6 +27,20 @@ inline void PutHeartbeat(Store& store, WorkerRecord w) {
   } catch (const std::exception& e) {
     fmt::print(stderr, "worker {}: heartbeat not stored: {}\n", w.id, e.what());
   }
+}
+
+// A worker whose last heartbeat is older than this is taken for gone (it beats every 5 s).
+inline constexpr double kLiveSeconds = 20;
+
+inline bool LiveWorker(const WorkerRecord& w) {
+  return w.state == "running" && w.heartbeat_age_s < kLiveSeconds;
+}
+
+// The live workers of a role in the store now.
+inline int LiveWorkers(Store& store, std::string_view role) {
+  int n = 0;
+  for (const WorkerRecord& w : store.Workers()) n += w.role == role && LiveWorker(w);
+  return n;
 }
 
 class HeartbeatThread {

@@ -23,6 +23,10 @@ std::string RunQueueName(const DeviceInfo& device) {
          QueueSlug(device.name);
 }
 
+std::string WorkerQueueName(const std::string& run_queue, std::string_view worker_id) {
+  return run_queue + ".w." + QueueSlug(worker_id);
+}
+
 std::string BuildQueueName(std::string_view backend) {
   return "kf.build." + QueueSlug(backend);
 }

@@ -26,6 +26,9 @@ inline constexpr int kRunAttempts = 3;
 // The broker's backstop: past this many deliveries a run job goes to kf.dead. Above kRunAttempts
 // by two, since a draining worker's requeue counts as a delivery too.
 inline constexpr int kRunDeliveryLimit = kRunAttempts + 2;
+// kf.run.<kind>.w.<worker>: one run worker's own queue beside its kind's, for the jobs pinned to
+// its devices (the final re-verification's repeats of a candidate, all on one device).
+std::string WorkerQueueName(const std::string& run_queue, std::string_view worker_id);
 // The run queue's declaration (every declarer must give the same arguments).
 QueueSpec RunQueueSpec(const std::string& name);
 

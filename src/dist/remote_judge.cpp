@@ -2,15 +2,31 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <random>
 
 #include "dist/queue_names.hpp"
 
 namespace kf {
 
-RemoteJudge::RemoteJudge(AmqpClient& amqp, RemoteJudgeOptions options)
-    : amqp_(amqp), options_(std::move(options)), results_queue_(ResultsQueueName(options_.run)) {
+namespace {
+
+// Tells one judge's scopes from those of another coordinator of the same run (a resumed one).
+uint64_t DrawNumber() {
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) ^ device();
+}
+
+}  // namespace
+
+RemoteJudge::RemoteJudge(AmqpClient& amqp, Store& store, RemoteJudgeOptions options)
+    : amqp_(amqp),
+      store_(store),
+      options_(std::move(options)),
+      results_queue_(ResultsQueueName(options_.run)),
+      scope_prefix_(fmt::format("{}.{:016x}", options_.run, DrawNumber())) {
   DeclareSettled(amqp_, QueueSpec(kDeadLetterQueue));
   DeclareSettled(amqp_, RunQueueSpec(options_.run_queue));
   if (!options_.build_queue.empty()) DeclareSettled(amqp_, RunQueueSpec(options_.build_queue));
@@ -23,7 +39,7 @@ RemoteJudge::~RemoteJudge() {
   listener_.join();
 }
 
-void RemoteJudge::Submit(Candidate candidate, Done done, int /*pinned*/) {
+void RemoteJudge::Submit(Candidate candidate, Done done, int pinned) {
   RunJobMessage job;
   job.run = options_.run;
   job.results_queue = results_queue_;
@@ -36,29 +52,99 @@ void RemoteJudge::Submit(Candidate candidate, Done done, int /*pinned*/) {
     std::lock_guard lock(mu_);
     if (key.empty()) key = candidate.key = fmt::format("{}.job{}", options_.run, next_job_++);
     pending_[key].push_back(std::move(done));
+    job.scope = Scope();
+    scope_used_ = true;
   }
   job.candidate = std::move(candidate);
-  std::string queue = options_.run_queue;
+  std::string queue = pinned >= 0 ? PinnedQueue(pinned) : "";
+  if (!queue.empty()) {
+    job.pinned = 0;  // compiled where it runs: a pinned job is one of a few
+    std::string body = RunJobMessageToJson(job).dump();
+    {
+      std::lock_guard lock(mu_);
+      pinned_jobs_[key] = {queue, body};
+    }
+    Publish(key, queue, body);
+    return;
+  }
+  queue = options_.run_queue;
   if (!options_.build_queue.empty()) {
     queue = options_.build_queue;
     job.run_queue = options_.run_queue;
     job.target = options_.target;
   }
-  std::future<PublishOutcome> published =
-      amqp_.PublishAsync(queue, RunJobMessageToJson(job).dump());
+  Publish(key, queue, RunJobMessageToJson(job).dump());
+}
+
+void RemoteJudge::Publish(const std::string& key, const std::string& queue,
+                          const std::string& body) {
+  std::future<PublishOutcome> published = amqp_.PublishAsync(queue, body);
   std::lock_guard lock(mu_);
   publishing_.emplace_back(key, std::move(published));
+}
+
+std::string RemoteJudge::PinnedQueue(int pinned) {
+  if (!options_.worker_queues) return "";
+  std::vector<std::string> live = options_.worker_queues();
+  std::lock_guard lock(mu_);
+  auto it = pins_.find(pinned);
+  if (it != pins_.end() && std::find(live.begin(), live.end(), it->second) != live.end())
+    return it->second;
+  if (live.empty()) return "";
+  std::sort(live.begin(), live.end());
+  std::string queue = live[static_cast<size_t>(pinned) % live.size()];
+  pins_[pinned] = queue;
+  return queue;
+}
+
+void RemoteJudge::Unpin() {
+  std::vector<std::string> live = options_.worker_queues();
+  std::vector<std::pair<std::string, std::string>> again;  // key, body
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = pinned_jobs_.begin(); it != pinned_jobs_.end();) {
+      if (!pending_.count(it->first)) {
+        it = pinned_jobs_.erase(it);
+      } else if (std::find(live.begin(), live.end(), it->second.queue) == live.end()) {
+        again.emplace_back(it->first, std::move(it->second.body));
+        it = pinned_jobs_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (const auto& [key, body] : again) {
+    fmt::print(stderr, "coordinator: the worker of pinned job {} is gone: sent to {}\n", key,
+               options_.run_queue);
+    Publish(key, options_.run_queue, body);
+  }
 }
 
 int RemoteJudge::runner_count() const {
   return std::max(1, options_.devices ? options_.devices() : 1);
 }
 
+std::string RemoteJudge::Scope() const {
+  return fmt::format("{}.{}", scope_prefix_, cancellations_);
+}
+
 void RemoteJudge::CancelPending() {
   std::unordered_map<std::string, std::vector<Done>> cancelled;
+  std::string scope;
   {
     std::lock_guard lock(mu_);
     cancelled.swap(pending_);
+    if (scope_used_) scope = Scope();
+    ++cancellations_;
+    scope_used_ = false;
+  }
+  if (!scope.empty()) {
+    try {
+      store_.CancelScope(scope);
+    } catch (const std::exception& e) {  // the workers then run what is queued; dropped here
+      fmt::print(stderr, "coordinator: the store did not record cancelled jobs {}: {}\n", scope,
+                 e.what());
+    }
   }
   for (auto& [key, dones] : cancelled) {
     for (Done& done : dones) {
@@ -102,7 +188,17 @@ void RemoteJudge::Answer(const std::string& key, RunReply reply) {
 
 void RemoteJudge::Listen() {
   using namespace std::chrono_literals;
+  auto unpinned = std::chrono::steady_clock::now();
   while (!stop_) {
+    if (options_.worker_queues && std::chrono::steady_clock::now() - unpinned >
+                                      std::chrono::duration<double>(options_.recheck_s)) {
+      unpinned = std::chrono::steady_clock::now();
+      try {
+        Unpin();
+      } catch (const std::exception& e) {  // the store answers again later
+        fmt::print(stderr, "coordinator: cannot check the workers of pinned jobs: {}\n", e.what());
+      }
+    }
     // Jobs the broker refused (or the client closed under): answered as the tool's failure.
     std::vector<std::pair<std::string, PublishOutcome>> failed;
     {

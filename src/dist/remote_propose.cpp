@@ -77,6 +77,30 @@ ChatReply RemoteProposeEffects::Complete(const ModelSettings& model,
   return failed;
 }
 
+bool RemoteProposeEffects::Available() {
+  if (!options_.workers) return true;
+  std::lock_guard lock(count_mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (alive_ >= 0 && now - counted_at_ < std::chrono::duration<double>(options_.recheck_s))
+    return alive_ > 0;
+  int alive = alive_;
+  try {
+    alive = options_.workers();
+  } catch (const std::exception& e) {  // the last count stands until the store answers
+    fmt::print(stderr, "coordinator: cannot count propose workers: {}\n", e.what());
+  }
+  counted_at_ = now;
+  if (alive_ < 0 || (alive > 0) != (alive_ > 0)) {
+    if (alive > 0)
+      fmt::print(stderr, "propose workers: {} alive; the {} are done there\n", alive,
+                 options_.effects);
+    else
+      fmt::print(stderr, "propose workers: none alive; the {} are done here\n", options_.effects);
+  }
+  alive_ = std::max(alive, 0);
+  return alive_ > 0;
+}
+
 CommandRun RemoteProposeEffects::Run(const std::string& command, const std::string& input,
                                      double timeout_s, size_t max_out, const std::string& label) {
   ProposeJobMessage job;

@@ -7,8 +7,14 @@
 // workers took without answering comes back as a failure (dist/propose_worker.hpp). When no
 // result comes within the deadline (no propose worker is left), the call returns a failure
 // saying so, which the proposer counts as a bad reply; a late result is dropped.
+//
+// Whether propose workers are alive is asked again as the search goes (Available, at most every
+// few seconds): with none, the proposer does its side effects itself; one that joins later gets
+// them from then on.
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
@@ -26,6 +32,10 @@ struct RemoteProposeOptions {
   double chat_deadline_s = 1800;  // a chat request, retries included, on the worker
   double grace_s = 60;            // beyond a command's own time-out
   std::string worker_hint;        // the command that starts a propose worker, for messages
+  // The live propose workers now (the store's heartbeats); null: taken to be some.
+  std::function<int()> workers;
+  double recheck_s = 5;                  // how old a count may be before it is asked again
+  std::string effects = "side effects";  // what is done there, for messages
 };
 
 class RemoteProposeEffects : public ChatService, public CommandService {
@@ -36,6 +46,8 @@ class RemoteProposeEffects : public ChatService, public CommandService {
   RemoteProposeEffects(const RemoteProposeEffects&) = delete;
   RemoteProposeEffects& operator=(const RemoteProposeEffects&) = delete;
 
+  // Whether a propose worker is alive (said on stderr when that changes).
+  bool Available() override;
   ChatReply Complete(const ModelSettings& model, const std::vector<ChatMessage>& messages) override;
   CommandRun Run(const std::string& command, const std::string& input, double timeout_s,
                  size_t max_out, const std::string& label) override;
@@ -56,6 +68,9 @@ class RemoteProposeEffects : public ChatService, public CommandService {
   std::map<std::string, std::promise<ProposeResultMessage>> pending_;
   long long next_ = 0;
   std::atomic<int> done_{0}, dropped_{0};
+  std::mutex count_mu_;
+  std::chrono::steady_clock::time_point counted_at_;  // guarded by count_mu_
+  int alive_ = -1;                                    // guarded by count_mu_; -1: not asked yet
   std::atomic<bool> stop_{false};
   std::thread listener_;
 };

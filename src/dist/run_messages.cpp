@@ -12,6 +12,8 @@ nlohmann::json RunJobMessageToJson(const RunJobMessage& job) {
                         {"sizes", job.sizes},
                         {"settings", EvalSettingsToJson(job.settings)},
                         {"candidate", RunRequestToJson({job.candidate, job.compiled})}};
+  if (!job.scope.empty()) out["scope"] = job.scope;
+  if (job.pinned >= 0) out["pinned"] = job.pinned;
   if (!job.run_queue.empty()) out["run_queue"] = job.run_queue;
   if (job.target) out["target"] = DeviceInfoToJson(*job.target);
   return out;
@@ -28,6 +30,8 @@ RunJobMessage RunJobMessageFromJson(const nlohmann::json& j) {
   RunRequest request = RunRequestFromJson(j.at("candidate"));
   job.candidate = std::move(request.candidate);
   job.compiled = std::move(request.compiled);
+  job.scope = j.value("scope", "");
+  job.pinned = j.value("pinned", -1);
   job.run_queue = j.value("run_queue", "");
   if (j.contains("target")) job.target = DeviceInfoFromJson(j["target"]);
   return job;

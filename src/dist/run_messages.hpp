@@ -15,16 +15,20 @@
 namespace kf {
 
 struct RunJobMessage {
-  std::string run;            // the run it belongs to
+  std::string run;  // the run it belongs to
+  // Its cancellation scope: a worker skips the job once the store has the scope cancelled
+  // (RemoteJudge::CancelPending); "" never is.
+  std::string scope;
   std::string results_queue;  // where its result goes (ResultsQueueName(run))
   // On a build queue: the run queue a build worker forwards it to, built for `target`.
   std::string run_queue;
   std::optional<DeviceInfo> target;
-  std::string task_id;                    // the task bundle's content id (Store::FindTaskBundle)
-  std::string task_name;                  // for messages
-  std::string sizes;                      // the benchmark size set ("" = by device class)
-  EvalSettings settings;                  // the executor's own, for a candidate that brings none
-  Candidate candidate;                    // carries its key
+  std::string task_id;    // the task bundle's content id (Store::FindTaskBundle)
+  std::string task_name;  // for messages
+  std::string sizes;      // the benchmark size set ("" = by device class)
+  EvalSettings settings;  // the executor's own, for a candidate that brings none
+  Candidate candidate;    // carries its key
+  int pinned = -1;  // on a worker's own queue: the device of that worker that runs it (-1: any)
   std::optional<CompileResult> compiled;  // built by a build worker (ok or not)
 };
 

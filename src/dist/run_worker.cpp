@@ -39,7 +39,11 @@ RunReply KilledItsWorkers(const RunJobMessage& job, int64_t deliveries) {
 }  // namespace
 
 RunWorker::RunWorker(AmqpClient& amqp, Store& store, JudgeFactory factory, RunWorkerOptions options)
-    : amqp_(amqp), store_(store), factory_(std::move(factory)), options_(std::move(options)) {
+    : amqp_(amqp),
+      store_(store),
+      factory_(std::move(factory)),
+      options_(std::move(options)),
+      cancelled_(store_, options_.id) {
   if (options_.devices.empty()) throw std::invalid_argument("a run worker needs a device");
   queue_ = RunQueueName(options_.devices.front());
   for (const DeviceInfo& d : options_.devices) {
@@ -49,6 +53,7 @@ RunWorker::RunWorker(AmqpClient& amqp, Store& store, JudgeFactory factory, RunWo
           "within a kind)",
           options_.devices.front().Label(), d.Label()));
   }
+  own_queue_ = WorkerQueueName(queue_, options_.id);
 }
 
 RunWorker::~RunWorker() {
@@ -77,6 +82,8 @@ void RunWorker::Heartbeat() {
   w.queue = queue_;
   w.jobs_done = jobs_done_.load();
   if (options_.info) w.info = options_.info();
+  w.info["jobs_skipped"] = jobs_skipped_.load();
+  w.info["own_queue"] = own_queue_;
   {
     std::lock_guard lock(mu_);
     w.state = state_;
@@ -195,6 +202,11 @@ void RunWorker::Take(const Delivery& delivery) {
     amqp_.Reject(delivery.tag, /*requeue=*/false);
     return;
   }
+  if (cancelled_.Cancelled(job.scope)) {
+    amqp_.Ack(delivery.tag);
+    ++jobs_skipped_;
+    return;
+  }
   if (delivery.delivery_count >= kRunAttempts) {
     ++in_flight_;
     Finish(delivery, job, KilledItsWorkers(job, delivery.delivery_count), 0);
@@ -229,10 +241,12 @@ void RunWorker::Take(const Delivery& delivery) {
       Finish(delivery, job, std::move(r), SecondsSince(started));
     }
   };
+  const int pinned =
+      job.pinned >= 0 && job.pinned < static_cast<int>(options_.devices.size()) ? job.pinned : -1;
   if (built)
     open->judge->SubmitBuilt(std::move(candidate), *built, std::move(done));
   else
-    open->judge->Submit(std::move(candidate), std::move(done));
+    open->judge->Submit(std::move(candidate), std::move(done), pinned);
 }
 
 std::string RunWorker::Serve(const std::atomic<bool>& stop) {
@@ -240,6 +254,7 @@ std::string RunWorker::Serve(const std::atomic<bool>& stop) {
   DeclareSettled(amqp_, QueueSpec(kDeadLetterQueue));
   // One candidate running on each device and one sent ahead.
   DeclareSettled(amqp_, RunQueueSpec(queue_), 2 * static_cast<int>(options_.devices.size()));
+  DeclareSettled(amqp_, RunQueueSpec(own_queue_), 2 * static_cast<int>(options_.devices.size()));
 
   std::optional<HeartbeatThread> beat;
   beat.emplace([this] { Heartbeat(); }, options_.heartbeat_s);

@@ -9,10 +9,18 @@
 // bundle from the store into its cache the first time. It keeps a judge (its executors) per task,
 // size set and settings, the least recently used one closed beyond a few.
 //
+// A job whose scope its coordinator cancelled (dist/cancelled_scopes.hpp), asked when the job is
+// taken, is acknowledged without being run or answered (its coordinator answered it `cancelled`
+// already); one taken before the cancellation (at most its prefetch) is judged, and its verdict
+// dropped.
+//
 // A job that was taken by kRunAttempts workers before, none of which answered, is answered
 // `crash` without being run again. When the worker itself fails (an executor that cannot start
 // again), it gives the job back and stops: the job goes to another worker, and the worker's
 // failure is its exit status, not a verdict.
+//
+// Besides its kind's queue it serves a queue of its own (WorkerQueueName, named in its heartbeat's
+// info as `own_queue`): jobs pinned to one of its devices.
 //
 // Its heartbeat (the store's workers table) says what it serves, how many jobs it has done and
 // whether it is running, draining or stopped: what `kfoundry status` shows.
@@ -31,6 +39,7 @@
 #include "core/device_info.hpp"
 #include "core/task.hpp"
 #include "dist/amqp_client.hpp"
+#include "dist/cancelled_scopes.hpp"
 #include "dist/run_messages.hpp"
 #include "host/judge.hpp"
 #include "store/store.hpp"
@@ -63,7 +72,10 @@ class RunWorker {
   std::string Serve(const std::atomic<bool>& stop);
 
   const std::string& queue() const { return queue_; }
+  const std::string& own_queue() const { return own_queue_; }
   long long jobs_done() const { return jobs_done_.load(); }
+  // Jobs taken after their coordinator cancelled them: acknowledged, not run.
+  long long jobs_skipped() const { return jobs_skipped_.load(); }
 
  private:
   struct OpenJudge {
@@ -91,7 +103,7 @@ class RunWorker {
   Store& store_;
   JudgeFactory factory_;
   RunWorkerOptions options_;
-  std::string queue_;
+  std::string queue_, own_queue_;
   std::mutex mu_;
   std::list<OpenJudge> judges_;    // most recently used first
   std::atomic<int> in_flight_{0};  // jobs taken and not yet acknowledged or given back
@@ -100,6 +112,8 @@ class RunWorker {
   std::deque<PendingAck> acks_;  // guarded by acks_mu_
   bool acking_ = false;          // guarded by acks_mu_
   std::atomic<long long> jobs_done_{0};
+  std::atomic<long long> jobs_skipped_{0};
+  CancelledScopes cancelled_;
   std::string state_ = "running";  // guarded by mu_
   std::string failure_;            // guarded by mu_
   std::atomic<bool> failed_{false};

@@ -16,6 +16,9 @@ namespace kf {
 class ChatService {
  public:
   virtual ~ChatService() = default;
+  // Whether it takes requests now (a cluster's: whether a propose worker is alive); when it does
+  // not, the proposer does the request itself, as without a service.
+  virtual bool Available() { return true; }
   // `model` may come without its API key: the service holds the keys it may use.
   virtual ChatReply Complete(const ModelSettings& model,
                              const std::vector<ChatMessage>& messages) = 0;
@@ -30,6 +33,8 @@ struct CommandRun {
 class CommandService {
  public:
   virtual ~CommandService() = default;
+  // As ChatService::Available: when false, the command runs here.
+  virtual bool Available() { return true; }
   virtual CommandRun Run(const std::string& command, const std::string& input, double timeout_s,
                          size_t max_out, const std::string& label) = 0;
 };

@@ -214,6 +214,20 @@ CREATE TABLE task_bundles (
   created_at TEXT NOT NULL
 );
 )"},
+    // 5: the job scopes a coordinator cancelled (RemoteJudge::CancelPending): workers skip a job
+    // of one instead of running it.
+    {R"(
+CREATE TABLE cancelled_scopes (
+  scope TEXT PRIMARY KEY,
+  cancelled_at TEXT NOT NULL
+);
+)",
+     R"(
+CREATE TABLE cancelled_scopes (
+  scope TEXT PRIMARY KEY,
+  cancelled_at TEXT NOT NULL
+);
+)"},
 };
 
 }  // namespace

@@ -156,6 +156,11 @@ class Store {
   // does, where the folder is used); false when it was there already.
   virtual bool PutTaskBundle(const TaskBundle& bundle) = 0;
   virtual std::optional<TaskBundle> FindTaskBundle(const std::string& id) = 0;
+
+  // Job scopes a coordinator cancelled: a scope names the jobs one remote judge sent between two
+  // cancellations (dist/remote_judge.hpp); a worker skips a job whose scope is cancelled.
+  virtual void CancelScope(const std::string& scope) = 0;
+  virtual bool ScopeCancelled(const std::string& scope) = 0;
 };
 
 // "sqlite:PATH" (also a bare path) or "postgresql://[USER@]HOST[:PORT]/DB" (also postgres://;

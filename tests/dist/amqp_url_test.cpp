@@ -53,6 +53,8 @@ TEST(QueueNames, OneQueuePerJobKindAndDeviceKind) {
   h100.arch = "sm_90";
   h100.name = "NVIDIA H100 80GB HBM3";
   EXPECT_EQ(RunQueueName(h100), "kf.run.cuda.sm-90.nvidia-h100-80gb-hbm3");
+  EXPECT_EQ(WorkerQueueName(RunQueueName(h100), "gpu1:4242:run"),
+            "kf.run.cuda.sm-90.nvidia-h100-80gb-hbm3.w.gpu1-4242-run");
   DeviceInfo pocl;
   pocl.backend = "opencl";
   pocl.arch = "OpenCL C 1.2";

@@ -417,6 +417,51 @@ TEST_F(ClusterCli, EveryRoleKilledMidRunLosesAndDuplicatesNothing) {
   EXPECT_LE(executions, static_cast<long long>(Evaluations(store_, "chaos")) + 10);
 }
 
+// A coordinator started with no propose worker runs its command proposer itself; a propose
+// worker started in the middle of the run gets the commands from then on.
+TEST_F(ClusterCli, AProposeWorkerStartedAfterTheCoordinatorGetsItsCommands) {
+  Background run(fmt::format("worker --role run --fake --device cuda --store {} --queue {} "
+                             "--heartbeat 1",
+                             store_, queue_),
+                 dir_ + "/run.out", dir_ + "/run.err");
+  ASSERT_TRUE(WaitForWorkers(store_, "run", 1)) << run.Err();
+  const int budget = 160;
+  Background coordinator(
+      fmt::format("coordinator softmax_rows --device fake --budget {} --store {} --queue {} --run "
+                  "late --top 1 --repeats 1 --in-flight 2 --seed 5 --wait-workers 120 --json "
+                  "--proposer command --proposer-cmd \"python3 {}/../examples/proposers/"
+                  "param_walk.py --delay 0.5 --templates\"",
+                  budget, store_, queue_, KF_TASKS),
+      dir_ + "/coordinator.json", dir_ + "/coordinator.err");
+  ASSERT_GE(WaitForEvaluations(store_, "late", 10), 10) << coordinator.Err();
+  Background propose(fmt::format("worker --role propose --concurrency 2 --store {} --queue {} "
+                                 "--heartbeat 1",
+                                 store_, queue_),
+                     dir_ + "/propose.out", dir_ + "/propose.err");
+  ASSERT_EQ(coordinator.Wait(std::chrono::seconds(300)), 0) << coordinator.Err();
+  const std::string err = coordinator.Err();
+  const size_t here = err.find(
+      "propose workers: none alive; the command proposer's commands are "
+      "done here");
+  const size_t there = err.find(
+      "propose workers: 1 alive; the command proposer's commands are "
+      "done there");
+  EXPECT_NE(here, std::string::npos) << err;
+  EXPECT_NE(there, std::string::npos) << err;
+  EXPECT_LT(here, there) << err;
+  nlohmann::json out = nlohmann::json::parse(coordinator.Out(), nullptr, false);
+  ASSERT_TRUE(out.is_object()) << coordinator.Out() << err;
+  ExpectTheBudgetStoredOnce(store_, "late", out, budget);
+  propose.Signal(SIGTERM);
+  EXPECT_EQ(propose.Wait(std::chrono::seconds(60)), 0) << propose.Err();
+  long long propose_jobs = 0;
+  for (const WorkerRecord& w : OpenStore(store_, true)->Workers())
+    if (w.role == "propose") propose_jobs += w.jobs_done;
+  EXPECT_GT(propose_jobs, 0) << propose.Err();
+  run.Signal(SIGTERM);
+  EXPECT_EQ(run.Wait(std::chrono::seconds(60)), 0) << run.Err();
+}
+
 TEST_F(ClusterCli, ACoordinatorWithoutWorkersSaysHowToStartOne) {
   testing::KfResult r = RunKfoundry(
       fmt::format("coordinator softmax_rows --device opencl --budget 5 --store {} --queue {} "

@@ -20,6 +20,7 @@
 #include "core/task_bundle.hpp"
 #include "core/task_library.hpp"
 #include "dist/build_worker.hpp"
+#include "dist/heartbeat.hpp"
 #include "dist/propose_worker.hpp"
 #include "dist/queue_names.hpp"
 #include "dist/remote_judge.hpp"
@@ -28,6 +29,7 @@
 #include "host/fake_judge.hpp"
 #include "local_broker.hpp"
 #include "propose/builtin/builtin_proposer.hpp"
+#include "propose/command/command_proposer.hpp"
 #include "search/classifier.hpp"
 #include "search/search_loop.hpp"
 #include "store/store.hpp"
@@ -192,7 +194,7 @@ struct Verdicts {
 
 TEST_F(Cluster, EveryJobsVerdictComesBackOnceAndADuplicateIsDropped) {
   auto coordinator = Client();
-  RemoteJudge judge(*coordinator, JudgeOptions());
+  RemoteJudge judge(*coordinator, *store_, JudgeOptions());
   auto worker_client = Client();
   TableJudge* table = nullptr;
   RunWorker worker(
@@ -245,7 +247,7 @@ TEST_F(Cluster, EveryJobsVerdictComesBackOnceAndADuplicateIsDropped) {
 
 TEST_F(Cluster, AJobThatKilledItsWorkersIsAnsweredCrashAndNotRunAgain) {
   auto coordinator = Client();
-  RemoteJudge judge(*coordinator, JudgeOptions());
+  RemoteJudge judge(*coordinator, *store_, JudgeOptions());
   Verdicts verdicts;
   judge.Submit(ACandidate("deadly"), verdicts.For());
   // kRunAttempts workers take it and die with it.
@@ -279,7 +281,7 @@ TEST_F(Cluster, AJobThatKilledItsWorkersIsAnsweredCrashAndNotRunAgain) {
 
 TEST_F(Cluster, AWorkerThatCannotJudgeGivesTheJobBackAndStops) {
   auto coordinator = Client();
-  RemoteJudge judge(*coordinator, JudgeOptions());
+  RemoteJudge judge(*coordinator, *store_, JudgeOptions());
   Verdicts verdicts;
   auto broken_client = Client();
   RunWorker broken(
@@ -318,7 +320,7 @@ TEST_F(Cluster, AJobForATaskTheStoreLacksStopsTheWorkerSayingWhich) {
   auto coordinator = Client();
   RemoteJudgeOptions o = JudgeOptions();
   o.task_id = "t0000000000000000ffffffffffffffff";
-  RemoteJudge judge(*coordinator, o);
+  RemoteJudge judge(*coordinator, *store_, o);
   Verdicts verdicts;
   judge.Submit(ACandidate("orphan"), verdicts.For());
   auto worker_client = Client();
@@ -341,7 +343,7 @@ TEST_F(Cluster, WithABuildWorkerJobsAreCompiledThereAndRunWithTheirArtifacts) {
   RemoteJudgeOptions o = JudgeOptions();
   o.build_queue = BuildQueueName("test-" + name_);
   o.target = device_;
-  RemoteJudge judge(*coordinator, o);
+  RemoteJudge judge(*coordinator, *store_, o);
 
   auto builder_client = Client();
   BuildWorkerOptions bo;
@@ -402,6 +404,165 @@ TEST_F(Cluster, WithABuildWorkerJobsAreCompiledThereAndRunWithTheirArtifacts) {
   for (const WorkerRecord& w : store_->Workers())
     heartbeat = heartbeat || (w.id == "test:7:build" && w.role == "build" && w.jobs_done == 10);
   EXPECT_TRUE(heartbeat);
+}
+
+// Judges as TableJudge after a pause, counting what it ran: a slow queue behind it.
+class SlowJudge : public TableJudge {
+ public:
+  void Submit(Candidate candidate, Done done, int pinned) override {
+    std::this_thread::sleep_for(milliseconds(200));
+    TableJudge::Submit(std::move(candidate), std::move(done), pinned);
+  }
+};
+
+TEST_F(Cluster, AWorkerSkipsTheQueuedJobsOfACancelledJudgeAndRunsLaterOnes) {
+  auto coordinator = Client();
+  RemoteJudge judge(*coordinator, *store_, JudgeOptions());
+  Verdicts verdicts;
+  constexpr int kQueued = 10;
+  for (int i = 0; i < kQueued; ++i)
+    judge.Submit(ACandidate("q" + std::to_string(i)), verdicts.For());
+
+  auto worker_client = Client();
+  std::atomic<SlowJudge*> slow{nullptr};
+  RunWorker worker(
+      *worker_client, *store_,
+      [&](const Task&, const std::string&, const EvalSettings&) {
+        auto j = std::make_unique<SlowJudge>();
+        slow = j.get();
+        return j;
+      },
+      WorkerOptions("test:9:run"));
+  Serving serving(worker);
+  auto ran = [&] { return slow.load() ? slow.load()->submitted.load() : 0; };
+  auto end = std::chrono::steady_clock::now() + seconds(30);
+  while (ran() < 1 && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(milliseconds(5));
+  ASSERT_GE(ran(), 1);
+  judge.CancelPending();  // the search ended: the rest is answered `cancelled` here...
+  const int ran_at_cancel = ran();
+  ASSERT_EQ(verdicts.Keys(), static_cast<size_t>(kQueued));
+
+  // ...and skipped there: the worker goes through the queue without running them.
+  end = std::chrono::steady_clock::now() + seconds(30);
+  while (ran() + worker.jobs_skipped() < kQueued && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_EQ(ran() + worker.jobs_skipped(), kQueued);
+  EXPECT_LE(ran(), ran_at_cancel + 1);  // at most the one it was taking then
+  EXPECT_GE(worker.jobs_skipped(), kQueued - ran_at_cancel - 1);
+
+  // A job sent after the cancellation (a re-verification) runs.
+  judge.Submit(ACandidate("after"), verdicts.For());
+  ASSERT_TRUE(verdicts.WaitFor(kQueued + 1, seconds(30)));
+  EXPECT_EQ(serving.Stop(), "");
+  EXPECT_EQ(verdicts.by_key["after"].at(0).evaluation.status, Status::kOk);
+  EXPECT_FALSE(verdicts.by_key["after"].at(0).cancelled);
+  for (const auto& [key, replies] : verdicts.by_key) EXPECT_EQ(replies.size(), 1u) << key;
+}
+
+TEST_F(Cluster, ABuildWorkerDoesNotCompileCancelledJobs) {
+  auto coordinator = Client();
+  RemoteJudgeOptions o = JudgeOptions();
+  o.build_queue = BuildQueueName("test-" + name_);
+  o.target = device_;
+  RemoteJudge judge(*coordinator, *store_, o);
+  Verdicts verdicts;
+  for (int i = 0; i < 4; ++i) judge.Submit(ACandidate("c" + std::to_string(i)), verdicts.For());
+  judge.CancelPending();
+
+  auto builder_client = Client();
+  BuildWorkerOptions bo;
+  bo.id = "test:10:build";
+  bo.host = "test";
+  bo.backend = "test-" + name_;
+  bo.heartbeat_s = 0.5;
+  std::atomic<int> compiled{0};
+  BuildWorker builder(
+      *builder_client, *store_,
+      [&](const DeviceInfo&, CompileRequest,
+          std::function<void(std::optional<CompileResult>)> done) {
+        ++compiled;
+        done(std::nullopt);
+      },
+      bo);
+  Serving serving(builder);
+  auto end = std::chrono::steady_clock::now() + seconds(30);
+  while (builder.jobs_skipped() < 4 && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_EQ(serving.Stop(), "");
+  EXPECT_EQ(builder.jobs_skipped(), 4);
+  EXPECT_EQ(compiled.load(), 0);
+  EXPECT_EQ(builder.jobs_done(), 0);
+}
+
+// The own queues of the live run workers, as their heartbeats name them (what the coordinator
+// reads).
+std::vector<std::string> OwnQueues(Store& store) {
+  std::vector<std::string> out;
+  for (const WorkerRecord& w : store.Workers())
+    if (w.role == "run" && LiveWorker(w) && w.info.contains("own_queue"))
+      out.push_back(w.info["own_queue"].get<std::string>());
+  return out;
+}
+
+TEST_F(Cluster, PinnedJobsAllRunOnOneWorkerOfTheKind) {
+  auto coordinator = Client();
+  RemoteJudgeOptions o = JudgeOptions();
+  o.worker_queues = [this] { return OwnQueues(*store_); };
+  RemoteJudge judge(*coordinator, *store_, o);
+  auto factory = [](const Task&, const std::string&, const EvalSettings&) {
+    return std::make_unique<SlowJudge>();
+  };
+  auto a_client = Client();
+  auto b_client = Client();
+  RunWorker a(*a_client, *store_, factory, WorkerOptions("test:11:run"));
+  RunWorker b(*b_client, *store_, factory, WorkerOptions("test:12:run"));
+  Serving a_serving(a);
+  Serving b_serving(b);
+  auto end = std::chrono::steady_clock::now() + seconds(30);
+  while (OwnQueues(*store_).size() < 2 && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_EQ(OwnQueues(*store_).size(), 2u);
+
+  Verdicts verdicts;
+  for (int i = 0; i < 6; ++i) judge.Submit(ACandidate("r" + std::to_string(i)), verdicts.For(), 0);
+  ASSERT_TRUE(verdicts.WaitFor(6, seconds(30)));
+  std::vector<RunnerStats> by_worker = judge.worker_stats();
+  ASSERT_EQ(by_worker.size(), 1u);  // every repeat on one worker, not on whichever took it
+  EXPECT_EQ(by_worker[0].jobs, 6);
+  EXPECT_EQ(a.jobs_done() + b.jobs_done(), 6);
+  EXPECT_TRUE(a.jobs_done() == 0 || b.jobs_done() == 0);
+  EXPECT_EQ(a_serving.Stop(), "");
+  EXPECT_EQ(b_serving.Stop(), "");
+}
+
+TEST_F(Cluster, APinnedJobWhoseWorkerIsGoneGoesToAnyWorkerOfTheKind) {
+  auto coordinator = Client();
+  const std::string ghost = WorkerQueueName(RunQueueName(device_), "test:13:run");
+  DeclareSettled(*coordinator, RunQueueSpec(ghost));  // a worker's queue, and no worker on it
+  std::atomic<bool> ghost_alive{true};
+  RemoteJudgeOptions o = JudgeOptions();
+  o.worker_queues = [&] {
+    return ghost_alive ? std::vector<std::string>{ghost} : std::vector<std::string>{};
+  };
+  o.recheck_s = 0.2;
+  RemoteJudge judge(*coordinator, *store_, o);
+  Verdicts verdicts;
+  judge.Submit(ACandidate("stranded"), verdicts.For(), 0);
+  auto worker_client = Client();
+  RunWorker worker(
+      *worker_client, *store_,
+      [](const Task&, const std::string&, const EvalSettings&) {
+        return std::make_unique<TableJudge>();
+      },
+      WorkerOptions("test:14:run"));
+  Serving serving(worker);
+  EXPECT_FALSE(verdicts.WaitFor(1, seconds(1)));  // waiting for its worker
+  ghost_alive = false;
+  ASSERT_TRUE(verdicts.WaitFor(1, seconds(30)));
+  EXPECT_EQ(verdicts.by_key["stranded"].at(0).evaluation.status, Status::kOk);
+  EXPECT_EQ(serving.Stop(), "");
+  EXPECT_EQ(worker.jobs_done(), 1);
 }
 
 // What a run found, compared without the store's order: each proposal's kernel and final state,
@@ -465,7 +626,7 @@ TEST_F(Cluster, OneProposalInFlightFindsWhatTheEmbeddedSearchFindsForTheSeed) {
   o.task_id = PackTaskFolder(rope.dir, rope.name).id;
   o.task_name = rope.name;
   o.run_queue = RunQueueName(FakeDevice());
-  RemoteJudge remote(*coordinator, o);
+  RemoteJudge remote(*coordinator, *store_, o);
   auto worker_client = Client();
   RunWorkerOptions w = WorkerOptions("test:6:run");
   w.devices = {FakeDevice()};
@@ -581,6 +742,41 @@ TEST_F(Cluster, AProposeWorkerRunsCommandsAndAsksModelsWithItsOwnKey) {
   EXPECT_EQ(workers[0].state, "stopped");
   EXPECT_EQ(workers[0].jobs_done, 4);
   EXPECT_EQ(workers[0].queue, kProposeQueue);
+}
+
+// A coordinator started before any propose worker runs its proposer's commands itself; one
+// that joins while the search goes gets them from then on.
+TEST_F(Cluster, AProposeWorkerThatJoinsLaterGetsTheCommandsFromThenOn) {
+  auto coordinator = Client();
+  RemoteProposeOptions po;
+  po.run = "run-" + name_;
+  po.workers = [this] { return LiveWorkers(*store_, "propose"); };
+  po.recheck_s = 0.2;
+  RemoteProposeEffects effects(*coordinator, po);
+  const fs::path here = dir_ / "ran-here";
+  CommandProposer proposer(task_, {"touch " + here.string(), 30, 1 << 20, &effects});
+  ProposalRequest request;
+  request.task_id = task_.id;
+  proposer.Propose(request);
+  EXPECT_TRUE(fs::exists(here));  // no worker yet: here
+  fs::remove(here);
+
+  auto worker_client = Client();
+  CountingCommands commands;
+  ProposeWorkerOptions o = ProposeOptions("test:3:propose");
+  o.commands = &commands;
+  ProposeWorker worker(*worker_client, *store_, o);
+  Serving serving(worker);
+  auto end = std::chrono::steady_clock::now() + seconds(30);
+  while (!effects.Available() && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(milliseconds(50));
+  ASSERT_TRUE(effects.Available());
+  request.index = 1;
+  proposer.Propose(request);
+  EXPECT_EQ(commands.runs.load(), 1);  // on the worker that joined
+  EXPECT_FALSE(fs::exists(here));
+  EXPECT_EQ(serving.Stop(), "");
+  EXPECT_EQ(effects.done(), 1);
 }
 
 TEST_F(Cluster, AProposeJobThatKilledItsWorkersComesBackFailedAndIsNotDoneAgain) {

@@ -421,6 +421,15 @@ TEST_P(StoreTest, TaskBundlesAreStoredOnceWithEveryByte) {
   EXPECT_FALSE(store->FindTaskBundle("t-unknown"));
 }
 
+TEST_P(StoreTest, ACancelledScopeIsSeenByEveryReaderAndOthersAreNot) {
+  auto store = Open();
+  EXPECT_FALSE(store->ScopeCancelled("run.a1.0"));
+  store->CancelScope("run.a1.0");
+  store->CancelScope("run.a1.0");  // again: no error, still cancelled
+  EXPECT_TRUE(Open()->ScopeCancelled("run.a1.0"));
+  EXPECT_FALSE(Open()->ScopeCancelled("run.a1.1"));
+}
+
 TEST_P(StoreTest, AWriterKilledMidStreamLosesNothingItCommitted) {
   Open()->OpenRun({"run", "t", "d", {}, ""});
   pid_t child = fork();

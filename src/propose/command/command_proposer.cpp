@@ -189,7 +189,7 @@ CommandProposer::CommandProposer(const Task& task, CommandProposerOptions option
 ProposalOutcome CommandProposer::Propose(const ProposalRequest& request) {
   const std::string input = ProposalRequestToJson(request, &task_).dump() + "\n";
   const std::string label = fmt::format("proposer p{}", request.index);
-  CommandRun done = options_.runner
+  CommandRun done = options_.runner && options_.runner->Available()
                         ? options_.runner->Run(options_.command, input, options_.timeout_s,
                                                options_.max_output_bytes, label)
                         : RunCommandHere(options_.command, input, options_.timeout_s,

@@ -135,8 +135,9 @@ LlmProposer::Choice LlmProposer::Choose(const ProposalRequest& request) {
 
 ChatReply LlmProposer::Ask(const ModelSettings& model, const std::vector<ChatMessage>& messages,
                            nlohmann::json& trail) {
-  ChatReply r =
-      options_.chat ? options_.chat->Complete(model, messages) : client_.Complete(model, messages);
+  ChatReply r = options_.chat && options_.chat->Available()
+                    ? options_.chat->Complete(model, messages)
+                    : client_.Complete(model, messages);
   double cost = model.Cost(r.prompt_tokens, r.completion_tokens);
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -387,6 +387,19 @@ class PostgresStore : public Store {
     return TaskBundleFromColumns(id, r.text(0, 0), r.text(0, 1));
   }
 
+  void CancelScope(const std::string& scope) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    conn_.Exec(fmt::format("INSERT INTO cancelled_scopes (scope, cancelled_at) VALUES ($1, {}) "
+                           "ON CONFLICT (scope) DO NOTHING",
+                           kServerNow),
+               {scope});
+  }
+
+  bool ScopeCancelled(const std::string& scope) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    return conn_.Exec("SELECT 1 FROM cancelled_scopes WHERE scope = $1", {scope}).rows() > 0;
+  }
+
  private:
   void Migrate() {
     PgTransaction tx(conn_);

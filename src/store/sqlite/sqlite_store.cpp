@@ -410,6 +410,22 @@ class SqliteStore : public Store {
     return TaskBundleFromColumns(id, q.getColumn(0).getString(), q.getColumn(1).getString());
   }
 
+  void CancelScope(const std::string& scope) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    SQLite::Statement insert(
+        db_, "INSERT OR IGNORE INTO cancelled_scopes (scope, cancelled_at) VALUES (?, ?)");
+    insert.bind(1, scope);
+    insert.bind(2, StoreTimestamp());
+    insert.exec();
+  }
+
+  bool ScopeCancelled(const std::string& scope) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    SQLite::Statement q(db_, "SELECT 1 FROM cancelled_scopes WHERE scope = ?");
+    q.bind(1, scope);
+    return q.executeStep();
+  }
+
  private:
   // Switching to WAL takes the file's exclusive lock and may be refused at once, without the busy
   // timeout, while another process opens the same new file (a coordinator and its workers
