@@ -163,7 +163,7 @@ double RunOnce(const Options& o, Store& store, const Task& task, const TaskBundl
   ro.task_name = task.name;
   ro.run_queue = RunQueueName(device);
   ro.devices = [workers] { return workers; };
-  RemoteJudge judge(coordinator, ro);
+  RemoteJudge judge(coordinator, store, ro);
   BatchWriter writer(store, run, o.batch);
   std::mutex window_mu;
   std::condition_variable window_cv;
