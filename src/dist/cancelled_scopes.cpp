@@ -12,6 +12,8 @@ bool CancelledScopes::Cancelled(const std::string& scope) {
   {
     std::lock_guard lock(mu_);
     if (std::find(known_.begin(), known_.end(), scope) != known_.end()) return true;
+    auto open = open_.find(scope);
+    if (open != open_.end() && Clock::now() - open->second < kRecheck) return false;
   }
   bool cancelled = false;
   try {
@@ -21,8 +23,13 @@ bool CancelledScopes::Cancelled(const std::string& scope) {
                scope, e.what());
     return false;
   }
-  if (!cancelled) return false;
   std::lock_guard lock(mu_);
+  if (!cancelled) {
+    if (open_.size() >= kRemembered && !open_.count(scope)) open_.clear();  // old runs' scopes
+    open_[scope] = Clock::now();
+    return false;
+  }
+  open_.erase(scope);
   known_.push_back(scope);
   if (known_.size() > kRemembered) known_.pop_front();
   return true;

@@ -49,9 +49,7 @@ nlohmann::json IntegerSizes(const SizeSet& set) {
 // disk; else under $TMPDIR or /tmp.
 std::string MakePrivateDir() {
   const char* tmp = std::getenv("TMPDIR");
-  std::string base = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm"
-                     : tmp && *tmp                         ? tmp
-                                                           : "/tmp";
+  std::string base = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : tmp && *tmp ? tmp : "/tmp";
   std::string pattern = base + "/kf-torch-XXXXXX";
   if (!mkdtemp(pattern.data()))  // mode 0700
     throw std::runtime_error(
