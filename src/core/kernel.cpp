@@ -300,18 +300,22 @@ std::optional<std::pair<size_t, size_t>> EntryParamList(const std::string& sourc
   return std::nullopt;
 }
 
+std::optional<Language> LanguageOfPath(const std::string& path) {
+  std::string ext = path.size() > 3 ? path.substr(path.size() - 3) : "";
+  if (ext == ".cu") return Language::kCuda;
+  if (ext == ".cl") return Language::kOpenCL;
+  return std::nullopt;
+}
+
 Kernel ParseKernel(const std::string& path, std::string source) {
   Kernel k;
   k.path = path;
   k.source = std::move(source);
-  if (path.size() > 3 && path.substr(path.size() - 3) == ".cu") {
-    k.language = Language::kCuda;
-  } else if (path.size() > 3 && path.substr(path.size() - 3) == ".cl") {
-    k.language = Language::kOpenCL;
-  } else {
+  std::optional<Language> language = LanguageOfPath(path);
+  if (!language)
     throw InputError(path, 0, "file name",
                      "kernel sources end in .cu (CUDA C++) or .cl (OpenCL C)");
-  }
+  k.language = *language;
   struct Annotation {
     int line;
     std::string directive, rest;

@@ -92,6 +92,9 @@ struct Kernel {
 // What to compile for `config`: the source, every entry point, the configuration as -D defines.
 CompileRequest CompileRequestFor(const Kernel& kernel, const Config& config);
 
+// A kernel file's language by its extension: .cu CUDA, .cl OpenCL; none for any other.
+std::optional<Language> LanguageOfPath(const std::string& path);
+
 // Parses annotations from `source`. `path` is used for messages and, through its extension
 // (.cu, .cl), for the language. Throws InputError naming the line and annotation.
 Kernel ParseKernel(const std::string& path, std::string source);

@@ -91,11 +91,6 @@ std::string Parameters(const std::vector<SignatureArg>& args, Language lang) {
   return out;
 }
 
-Language LanguageOfFile(const std::string& file) {
-  return file.size() > 3 && file.substr(file.size() - 3) == ".cu" ? Language::kCuda
-                                                                  : Language::kOpenCL;
-}
-
 // A size expression, parenthesised unless one word: in an annotation as it is, in the kernel's
 // code computed in 64 bits (the sizes are 32-bit scalars; their product may not be).
 std::string Grouped(const std::string& e, bool code) {
@@ -177,7 +172,7 @@ std::vector<StartingKernel> StartingKernels(const json& op, const std::vector<Si
   std::vector<std::string> files = c->cuda;
   files.insert(files.end(), c->opencl.begin(), c->opencl.end());
   for (const std::string& file : files) {
-    set("KF_PARAMS", Parameters(args, LanguageOfFile(file)));
+    set("KF_PARAMS", Parameters(args, LanguageOfPath(file).value_or(Language::kOpenCL)));
     std::ifstream f(templates_dir + "/" + file);
     std::stringstream text;
     text << f.rdbuf();
