@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Style checks: clang-format on every C++ file and kernel source, clang-tidy (.clang-tidy) on the C++ sources that
-# changed since BASE (default: the previous commit). Needs build/compile_commands.json.
+# Style checks: the layer arrows (scripts/check_layers.py), clang-format on every C++ file and kernel
+# source, clang-tidy (.clang-tidy) on the C++ sources that changed since BASE (default: the previous
+# commit). Needs build/compile_commands.json. scripts/hooks/pre-commit runs the first two.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:-HEAD~1}
+
+scripts/check_layers.py
 
 mapfile -t all < <(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cl')
 if ! clang-format --dry-run -Werror "${all[@]}" 2>/tmp/kf-format.log; then

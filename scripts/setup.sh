@@ -5,8 +5,9 @@
 # `kfoundry import`'s inspection of PyTorch problems and its tests; pyopencl runs an exported
 # module's OpenCL kernel on PoCL in `kfoundry export`'s tests; RabbitMQ, started on loopback
 # by the `dist` tests, scripts/services-rabbitmq.sh; the PostgreSQL server runs the store's tests
-# against PostgreSQL, scripts/services.sh starts it). Idempotent: a package
-# already present is left alone, so a second run costs one dpkg query.
+# against PostgreSQL, scripts/services.sh starts it; strace shows that `optimize` opens no
+# socket). Idempotent: a package already present is left alone, so a second run costs one dpkg
+# query.
 set -euo pipefail
 
 packages=(
@@ -22,7 +23,7 @@ packages=(
 )
 case "${1:-}" in
   --tests) packages+=(chromium chromium-driver python3-selenium python3-pil python3-torch python3-numpy
-                   python3-pyopencl rabbitmq-server postgresql) ;;
+                   python3-pyopencl rabbitmq-server postgresql strace) ;;
   "") ;;
   *) echo "usage: scripts/setup.sh [--tests]" >&2; exit 2 ;;
 esac

@@ -2,7 +2,8 @@
 // `kfoundry eval` passes on its own; a run killed with SIGKILL while several proposals are in
 // flight resumes from its store with every proposal and candidate judged once and the same number
 // of distinct evaluations as an uninterrupted run; the `command` proposer drives a search, and
-// its bad replies are counted, not fatal; two PoCL devices both judge candidates.
+// its bad replies are counted, not fatal; two PoCL devices both judge candidates; the embedded
+// mode opens no socket (strace sees every process of the run).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <thread>
@@ -228,6 +230,36 @@ TEST(OpenCLOptimize, TwoDevicesBothJudgeCandidates) {
                               dir));
   EXPECT_EQ(twice.exit_code, 2) << twice.err;
   EXPECT_NE(twice.err.find("named twice"), std::string::npos) << twice.err;
+}
+
+// `optimize` with no services is one process tree with files and pipes: no socket of any family is
+// created, bound or connected by it, its executors or its builders (issue 30: the distributed
+// roles add a transport beside the embedded mode, not under it).
+TEST(OpenCLOptimize, OpensNoSocket) {
+  ASSERT_EQ(std::system("strace -V >/dev/null 2>&1"), 0)
+      << "strace is missing: scripts/setup.sh --tests installs it";
+  std::string dir = Scratch("nosocket");
+  std::string trace = dir + "/strace.txt";
+  // RunKfoundry puts its `env` argument before the binary: here the tracer, with the run's
+  // environment passed through it. %network is every socket call (socket, socketpair, connect,
+  // bind, listen, accept, send*, recv*, ...); -qq leaves only calls and signals in the trace.
+  testing::KfResult r = RunKfoundry(
+      fmt::format("optimize rope_llama3 --device opencl:0,opencl:1 --budget 8 --tune-budget 3 "
+                  "--in-flight 2 --top 1 --repeats 1 --store sqlite:{0}/kf.db --out {0}/out --json",
+                  dir),
+      fmt::format("POCL_DEVICES='pthread pthread' strace -f -qq -e trace=%network -o {}", trace));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.json["evaluations"], 8) << r.out;
+  ASSERT_TRUE(fs::exists(trace));
+  std::string calls;
+  std::istringstream lines(testing::ReadText(trace));
+  for (std::string line; std::getline(lines, line);) {
+    // Signal deliveries (" --- SIGCHLD ...") and exits (" +++ exited ...") are not calls.
+    if (line.find(" --- ") != std::string::npos || line.find(" +++ ") != std::string::npos)
+      continue;
+    calls += line + "\n";
+  }
+  EXPECT_EQ(calls, "") << "optimize made socket calls";
 }
 
 }  // namespace
