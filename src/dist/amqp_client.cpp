@@ -26,6 +26,7 @@ struct Outgoing {
   std::string queue, body;
   bool persistent = true;
   bool returned = false;
+  std::optional<DeliveryTag> ack;  // acknowledged on the I/O thread once this one is confirmed
   std::promise<PublishOutcome> outcome;
 };
 
@@ -101,12 +102,14 @@ class AmqpClient::Io {
     return done.get();
   }
 
-  std::future<PublishOutcome> Publish(std::string queue, std::string body, bool persistent) {
+  std::future<PublishOutcome> Publish(std::string queue, std::string body, bool persistent,
+                                      std::optional<DeliveryTag> ack = std::nullopt) {
     auto message = std::make_unique<Outgoing>();
     message->id = next_message_id_++;
     message->queue = std::move(queue);
     message->body = std::move(body);
     message->persistent = persistent;
+    message->ack = ack;
     std::future<PublishOutcome> outcome = message->outcome.get_future();
     Command command = MakeCommand(Command::Kind::kPublish);
     command.message = std::move(message);
@@ -386,9 +389,14 @@ class AmqpClient::Io {
       case SessionEvent::Kind::kNack: {
         const PublishOutcome nacked = PublishOutcome::kNacked;
         const auto settle = [&](Outgoing& m) {
-          m.outcome.set_value(event.kind == SessionEvent::Kind::kNack ? nacked
-                              : m.returned                            ? PublishOutcome::kUnroutable
-                                                                      : PublishOutcome::kConfirmed);
+          const PublishOutcome outcome = event.kind == SessionEvent::Kind::kNack ? nacked
+                                         : m.returned ? PublishOutcome::kUnroutable
+                                                      : PublishOutcome::kConfirmed;
+          // A delivery of an earlier connection was requeued by the broker when it closed.
+          if (m.ack && outcome != nacked && m.ack->epoch == epoch_.load()) {
+            session_->Ack(m.ack->tag);
+          }
+          m.outcome.set_value(outcome);
         };
         if (event.multiple) {
           const auto end = unconfirmed_.upper_bound(event.tag);
@@ -485,6 +493,11 @@ void AmqpClient::Declare(const QueueSpec& spec) {
 std::future<PublishOutcome> AmqpClient::PublishAsync(std::string queue, std::string body,
                                                      bool persistent) {
   return io_->Publish(std::move(queue), std::move(body), persistent);
+}
+
+std::future<PublishOutcome> AmqpClient::PublishThenAck(std::string queue, std::string body,
+                                                       const DeliveryTag& ack) {
+  return io_->Publish(std::move(queue), std::move(body), /*persistent=*/true, ack);
 }
 
 void AmqpClient::Publish(std::string queue, std::string body, bool persistent) {

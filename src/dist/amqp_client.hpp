@@ -100,6 +100,13 @@ class AmqpClient {
   // answers. Many in flight are confirmed together: the way to throughput.
   std::future<PublishOutcome> PublishAsync(std::string queue, std::string body,
                                            bool persistent = true);
+  // Publishes persistently, and acknowledges the delivery `ack` on the I/O thread as soon as the
+  // broker confirms the message (or returns it unroutable); not when it refuses it, nor when
+  // `ack`'s connection is gone (the broker requeued that delivery). A worker's result and its
+  // job's ack thus follow each other without a hop through the caller's threads; the future
+  // still says how the publish ended.
+  std::future<PublishOutcome> PublishThenAck(std::string queue, std::string body,
+                                             const DeliveryTag& ack);
   // Returns once the broker confirmed it; AmqpError otherwise.
   void Publish(std::string queue, std::string body, bool persistent = true);
 

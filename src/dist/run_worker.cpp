@@ -150,10 +150,10 @@ void RunWorker::Finish(const Delivery& delivery, const RunJobMessage& job, RunRe
   result.seconds = seconds;
   result.reply = std::move(reply);
   result.reply.key = job.candidate.key;
-  PendingAck pending{{}, delivery.tag, result.reply.key, job.results_queue};
+  PendingAck pending{{}, result.reply.key, job.results_queue};
   try {
-    pending.published =
-        amqp_.PublishAsync(job.results_queue, RunResultMessageToJson(result).dump());
+    pending.published = amqp_.PublishThenAck(job.results_queue,
+                                             RunResultMessageToJson(result).dump(), delivery.tag);
   } catch (const std::exception& e) {
     fmt::print(stderr, "worker {}: the verdict for {} was not published: {}\n", options_.id,
                result.reply.key, e.what());
@@ -165,8 +165,9 @@ void RunWorker::Finish(const Delivery& delivery, const RunJobMessage& job, RunRe
   acks_cv_.notify_all();
 }
 
-// Acknowledges each job once its verdict's publish is confirmed, in the order they finished:
-// jobs are judged and their verdicts published without waiting for the broker in between.
+// Counts each job once its verdict's publish is settled, in the order they finished (the client
+// acknowledged the job as the confirm came): jobs are judged and their verdicts published without
+// waiting for the broker in between.
 void RunWorker::SettleAcks() {
   for (;;) {
     PendingAck next;
@@ -184,7 +185,6 @@ void RunWorker::SettleAcks() {
                  options_.id, next.results_queue, next.key);
     }
     if (outcome == PublishOutcome::kConfirmed || outcome == PublishOutcome::kUnroutable) {
-      amqp_.Ack(next.tag);
       ++jobs_done_;
     }  // else not acknowledged: the broker gives the job again, to this worker or another
     --in_flight_;
@@ -255,6 +255,7 @@ std::string RunWorker::Serve(const std::atomic<bool>& stop) {
   // One candidate running on each device and one sent ahead.
   DeclareSettled(amqp_, RunQueueSpec(queue_), 2 * static_cast<int>(options_.devices.size()));
   DeclareSettled(amqp_, RunQueueSpec(own_queue_), 2 * static_cast<int>(options_.devices.size()));
+  consuming_ = true;
 
   std::optional<HeartbeatThread> beat;
   beat.emplace([this] { Heartbeat(); }, options_.heartbeat_s);
@@ -266,6 +267,7 @@ std::string RunWorker::Serve(const std::atomic<bool>& stop) {
     if (std::optional<Delivery> d = amqp_.Next(200ms)) Take(*d);
   }
   SetState("draining");
+  consuming_ = false;
   amqp_.StopConsuming();
   while (in_flight_ > 0) std::this_thread::sleep_for(20ms);
   {

@@ -73,6 +73,8 @@ class RunWorker {
 
   const std::string& queue() const { return queue_; }
   const std::string& own_queue() const { return own_queue_; }
+  // Whether Serve has declared its queues and consumes them (false again once it drains).
+  bool consuming() const { return consuming_.load(); }
   long long jobs_done() const { return jobs_done_.load(); }
   // Jobs taken after their coordinator cancelled them: acknowledged, not run.
   long long jobs_skipped() const { return jobs_skipped_.load(); }
@@ -85,9 +87,9 @@ class RunWorker {
     int in_flight = 0;
   };
 
+  // A verdict published with its job's ack attached (PublishThenAck), not yet settled.
   struct PendingAck {
     std::future<PublishOutcome> published;
-    DeliveryTag tag;
     std::string key, results_queue;
   };
 
@@ -117,6 +119,7 @@ class RunWorker {
   std::string state_ = "running";  // guarded by mu_
   std::string failure_;            // guarded by mu_
   std::atomic<bool> failed_{false};
+  std::atomic<bool> consuming_{false};
 };
 
 }  // namespace kf
