@@ -6,7 +6,8 @@ inputs are drawn fresh with the task's distributions (never zeros). Timed with C
 flushed before every launch (a 512 MB read-modify-write, then a read of it: the L2 is left with
 clean lines, as kfoundry's flush leaves it), median of the runs.
 
-Usage: python3 bench/task_anchors.py [TASK...]   (default: every library task)
+Usage: python3 bench/task_anchors.py [TASK...]   (default: every library task; a variant such as
+gemm_f16.bf16 is timed in its own element type at its task's sizes)
 Prints one JSON object per task on its own line: {"task", "sizes", "anchors": {name: ms},
 "copy_same_bytes_gbs"} (the last: a copy moving the task's min_bytes, read + written).
 """
@@ -50,8 +51,13 @@ def timed(fn):
     return times[len(times) // 2]
 
 
+def task_file(task):
+    """A variant (gemm_f16.bf16) is a setting of its task's folder."""
+    return f"tasks/{task.split('.')[0]}/task.toml"
+
+
 def record_sizes(task):
-    with open(f"tasks/{task}/task.toml", "rb") as f:
+    with open(task_file(task), "rb") as f:
         t = tomllib.load(f)
     for s in t["bench"]:
         if s["name"] == "record":
@@ -137,11 +143,13 @@ def spmv_csr(s):
             "longest_row": int(lengths.max())}
 
 
-def attention_fwd(s):
-    q, k, v = (torch.randn(s["B"], s["H"], s["S"], s["D"], device=dev, dtype=torch.float16)
-               for _ in range(3))
-    return {"SDPA (causal)": timed(
-        lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))}
+def attention(dtype):
+    def run(s):
+        q, k, v = (torch.randn(s["B"], s["H"], s["S"], s["D"], device=dev, dtype=dtype)
+                   for _ in range(3))
+        return {"SDPA (causal)": timed(
+            lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))}
+    return run
 
 
 def ray_sphere(s):
@@ -150,8 +158,10 @@ def ray_sphere(s):
 
 ANCHORS = {"softmax_rows": softmax_rows, "rmsnorm": rmsnorm, "layernorm": layernorm,
            "gemm_f32": gemm(torch.float32), "gemm_f16": gemm(torch.float16),
+           "gemm_f16.bf16": gemm(torch.bfloat16),
            "transpose_f32": transpose_f32, "reduce_sum": reduce_sum, "spmv_csr": spmv_csr,
-           "attention_fwd": attention_fwd, "ray_sphere": ray_sphere}
+           "attention_fwd": attention(torch.float16), "attention_fwd.bf16": attention(torch.bfloat16),
+           "ray_sphere": ray_sphere}
 
 
 def copy_gbs(total_bytes=2 << 30):
@@ -164,7 +174,7 @@ def copy_gbs(total_bytes=2 << 30):
 
 def task_bytes(task, sizes):
     """The task's min_bytes at these sizes (its expression uses + - * // and names only)."""
-    with open(f"tasks/{task}/task.toml", "rb") as f:
+    with open(task_file(task), "rb") as f:
         expr = tomllib.load(f)["cost"]["min_bytes"]
     return eval(expr, {"__builtins__": {}}, dict(sizes))  # noqa: S307 - our own task files
 
