@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "backend/cuda/cuda_api.hpp"
 #include "core/task.hpp"
@@ -84,40 +85,78 @@ TEST_F(Nvrtc, CompilesEveryBundledCudaKernelToAnSm90aCubin) {
   }
 }
 
-// The templates that no GPU of this machine can run build at every configuration their
-// constraints allow on an H100 (227 KB of opt-in shared memory per block) at the task's size of
-// record, not only at their defaults: the tuner may pick any of them.
-TEST_F(Nvrtc, CompilesEveryParameterValueOfTheHopperAttentionTemplate) {
-  const std::vector<Task> tasks = BundledTasks();
-  auto task = std::find_if(tasks.begin(), tasks.end(),
-                           [](const Task& t) { return t.name == "attention_fwd"; });
-  ASSERT_NE(task, tasks.end());
-  auto record = std::find_if(task->bench_sizes.begin(), task->bench_sizes.end(),
-                             [](const SizeSet& s) { return s.name == "record"; });
-  ASSERT_NE(record, task->bench_sizes.end());
-  DeviceInfo h100;
-  h100.backend = "cuda";
-  h100.compute_units = 132;
-  h100.max_work_group_size = 1024;
-  h100.local_mem_bytes = 232448;
-  h100.sub_group_width = 32;
-  const Kernel k = LoadKernelFile(task->PathOf("flash_wgmma.cu"));
-  const SearchSpace space = SearchSpace::FromKernel(k, ConstraintEnv(h100, record->sizes, {}));
+// The Hopper templates, which no GPU of this machine can run, build at every configuration their
+// constraints allow on an H100 (227 KB of opt-in shared memory per block, 132 SMs) at the task's
+// size of record, not only at their defaults: the tuner may pick any of them. Compiling every point
+// takes minutes, so points are built until every value of every parameter has been built at least
+// once (`and_every` names parameters whose pairs of values are all built: those that change the
+// code's shape together).
+class NvrtcHopperTemplate : public Nvrtc {
+ protected:
+  SearchSpace SpaceOf(const std::string& task_name, const std::string& file) {
+    const std::vector<Task> tasks = BundledTasks();
+    auto task = std::find_if(tasks.begin(), tasks.end(),
+                             [&](const Task& t) { return t.name == task_name; });
+    EXPECT_NE(task, tasks.end()) << task_name;
+    if (task == tasks.end()) return SearchSpace::FromPoints({}, {});
+    auto record = std::find_if(task->bench_sizes.begin(), task->bench_sizes.end(),
+                               [](const SizeSet& s) { return s.name == "record"; });
+    EXPECT_NE(record, task->bench_sizes.end()) << task_name;
+    if (record == task->bench_sizes.end()) return SearchSpace::FromPoints({}, {});
+    DeviceInfo h100;
+    h100.backend = "cuda";
+    h100.compute_units = 132;
+    h100.max_work_group_size = 1024;
+    h100.local_mem_bytes = 232448;
+    h100.sub_group_width = 32;
+    kernel_ = LoadKernelFile(task->PathOf(file));
+    return SearchSpace::FromKernel(kernel_, ConstraintEnv(h100, record->sizes, {}));
+  }
+
+  // Builds points of `space` (of kernel_) until each value of each parameter, and each pair of
+  // values of the parameters in `and_every`, has been built; returns how many were built.
+  int CompileEachValue(const SearchSpace& space, const std::vector<std::string>& and_every = {}) {
+    std::set<std::string> covered;
+    int built = 0;
+    for (const Point& p : space.points()) {
+      const Config c = space.ToConfig(p);
+      bool news = false;
+      std::string joint;
+      for (const auto& [name, value] : c) {
+        news = covered.insert(name + "=" + value).second || news;
+        if (std::find(and_every.begin(), and_every.end(), name) != and_every.end())
+          joint += name + "=" + value + ";";
+      }
+      if (!joint.empty()) news = covered.insert(joint).second || news;
+      if (!news) continue;
+      SCOPED_TRACE(space.Key(p));
+      cuda::NvrtcOutput out = cuda::CompileCuda(
+          *nvrtc_, kernel_.source, {kernel_.launches.at(0).entry}, {c.begin(), c.end()}, 90);
+      EXPECT_TRUE(out.ok) << out.log;
+      if (!out.ok) return built;
+      EXPECT_NE(out.ptx.find("wgmma.mma_async"), std::string::npos);
+      ++built;
+    }
+    return built;
+  }
+
+  Kernel kernel_;
+};
+
+TEST_F(NvrtcHopperTemplate, CompilesEveryParameterValueOfTheAttentionTemplate) {
+  const SearchSpace space = SpaceOf("attention_fwd", "flash_wgmma.cu");
   ASSERT_GE(space.size(), 8u);  // 3 tile widths x 3 depths x 2 schedules, less what does not fit
   ASSERT_LT(space.size(), space.product_size());  // the shared-memory constraint removes some
-  // Every value of every parameter compiled at least once (all 16 points take ~45 s).
-  std::set<std::string> covered;
-  for (const Point& p : space.points()) {
-    const Config c = space.ToConfig(p);
-    bool news = false;
-    for (const auto& [name, value] : c) news = covered.insert(name + "=" + value).second || news;
-    if (!news) continue;
-    SCOPED_TRACE(space.Key(p));
-    cuda::NvrtcOutput out =
-        cuda::CompileCuda(*nvrtc_, k.source, {k.launches.at(0).entry}, {c.begin(), c.end()}, 90);
-    ASSERT_TRUE(out.ok) << out.log;
-    EXPECT_NE(out.ptx.find("wgmma.mma_async"), std::string::npos);
-  }
+  EXPECT_GE(CompileEachValue(space), 3);          // (all 16 points take ~45 s)
+}
+
+// The persistent GEMM: every tile shape with both ways of copying (the bulk copies of COPY 0 and
+// the cp.async of COPY 1 are different code), every ring depth, grouping and block count.
+TEST_F(NvrtcHopperTemplate, CompilesEveryParameterValueOfThePersistentGemmTemplate) {
+  const SearchSpace space = SpaceOf("gemm_f16", "gemm_wgmma_persistent.cu");
+  ASSERT_LT(space.size(), space.product_size());  // BM 256 x BN 256 and deep rings do not fit
+  ASSERT_GE(space.size(), 5u * 2u);               // five tile shapes x two copy modes, at least
+  EXPECT_GE(CompileEachValue(space, {"BM", "BN", "COPY"}), 10);
 }
 
 // The evaluator's own kernels (eval/device_tools_source.cpp) for every element type, as the
