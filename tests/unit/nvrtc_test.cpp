@@ -6,6 +6,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "backend/cuda/cuda_api.hpp"
 #include "core/task.hpp"
@@ -84,28 +88,37 @@ TEST_F(Nvrtc, CompilesEveryBundledCudaKernelToAnSm90aCubin) {
   }
 }
 
-// The templates that no GPU of this machine can run build at every configuration their
-// constraints allow on an H100 (227 KB of opt-in shared memory per block) at the task's size of
-// record, not only at their defaults: the tuner may pick any of them.
-TEST_F(Nvrtc, CompilesEveryParameterValueOfTheHopperAttentionTemplate) {
-  const std::vector<Task> tasks = BundledTasks();
-  auto task = std::find_if(tasks.begin(), tasks.end(),
-                           [](const Task& t) { return t.name == "attention_fwd"; });
-  ASSERT_NE(task, tasks.end());
-  auto record = std::find_if(task->bench_sizes.begin(), task->bench_sizes.end(),
-                             [](const SizeSet& s) { return s.name == "record"; });
-  ASSERT_NE(record, task->bench_sizes.end());
+// An H100 as the tuner sees it: the device properties that templates' constraints read.
+DeviceInfo H100() {
   DeviceInfo h100;
   h100.backend = "cuda";
   h100.compute_units = 132;
   h100.max_work_group_size = 1024;
-  h100.local_mem_bytes = 232448;
+  h100.local_mem_bytes = 232448;  // 227 KB of opt-in shared memory per block
   h100.sub_group_width = 32;
-  const Kernel k = LoadKernelFile(task->PathOf("flash_wgmma.cu"));
-  const SearchSpace space = SearchSpace::FromKernel(k, ConstraintEnv(h100, record->sizes, {}));
-  ASSERT_GE(space.size(), 8u);  // 3 tile widths x 3 depths x 2 schedules, less what does not fit
-  ASSERT_LT(space.size(), space.product_size());  // the shared-memory constraint removes some
-  // Every value of every parameter compiled at least once (all 16 points take ~45 s).
+  return h100;
+}
+
+// The search space of `file`, a kernel of the bundled task `task_name`, on an H100 at the task's
+// size of record.
+SearchSpace SpaceAtRecordSize(const std::string& task_name, const std::string& file,
+                              Kernel* kernel) {
+  const std::vector<Task> tasks = BundledTasks();
+  auto task =
+      std::find_if(tasks.begin(), tasks.end(), [&](const Task& t) { return t.name == task_name; });
+  if (task == tasks.end()) throw std::runtime_error("no bundled task " + task_name);
+  auto record = std::find_if(task->bench_sizes.begin(), task->bench_sizes.end(),
+                             [](const SizeSet& s) { return s.name == "record"; });
+  if (record == task->bench_sizes.end()) throw std::runtime_error(task_name + ": no record size");
+  *kernel = LoadKernelFile(task->PathOf(file));
+  return SearchSpace::FromKernel(*kernel, ConstraintEnv(H100(), record->sizes, {}));
+}
+
+// Compiles `k` at points of `space` in order, each one that brings a parameter value not built
+// before, until every value of every parameter has been built once; returns each build's PTX.
+std::vector<std::string> CompileEveryValueOnce(const cuda::Nvrtc& nvrtc, const Kernel& k,
+                                               const SearchSpace& space) {
+  std::vector<std::string> ptx;
   std::set<std::string> covered;
   for (const Point& p : space.points()) {
     const Config c = space.ToConfig(p);
@@ -114,9 +127,60 @@ TEST_F(Nvrtc, CompilesEveryParameterValueOfTheHopperAttentionTemplate) {
     if (!news) continue;
     SCOPED_TRACE(space.Key(p));
     cuda::NvrtcOutput out =
-        cuda::CompileCuda(*nvrtc_, k.source, {k.launches.at(0).entry}, {c.begin(), c.end()}, 90);
-    ASSERT_TRUE(out.ok) << out.log;
-    EXPECT_NE(out.ptx.find("wgmma.mma_async"), std::string::npos);
+        cuda::CompileCuda(nvrtc, k.source, {k.launches.at(0).entry}, {c.begin(), c.end()}, 90);
+    EXPECT_TRUE(out.ok) << out.log;
+    ptx.push_back(out.ptx);
+  }
+  return ptx;
+}
+
+// The templates that no GPU of this machine can run build at every configuration their
+// constraints allow on an H100 at the task's size of record, not only at their defaults: the
+// tuner may pick any of them.
+TEST_F(Nvrtc, CompilesEveryParameterValueOfTheHopperAttentionTemplate) {
+  Kernel k;
+  const SearchSpace space = SpaceAtRecordSize("attention_fwd", "flash_wgmma.cu", &k);
+  ASSERT_GE(space.size(), 8u);  // 3 tile widths x 3 depths x 2 schedules, less what does not fit
+  ASSERT_LT(space.size(), space.product_size());  // the shared-memory constraint removes some
+  // Every value of every parameter compiled at least once (all 16 points take ~45 s).
+  for (const std::string& ptx : CompileEveryValueOnce(*nvrtc_, k, space))
+    EXPECT_NE(ptx.find("wgmma.mma_async"), std::string::npos);
+}
+
+// gemm_f32's SGEMM template is plain fp32 FMAs (the task's precision is fp32: no tensor-core
+// instruction may appear), and its TF32 tensor-core kernel, kept beside it for the task's tf32
+// setting and not a template of the fp32 task, is mma.sync on operands rounded by cvt.rna.tf32.
+TEST_F(Nvrtc, CompilesEveryParameterValueOfTheGemmF32Kernels) {
+  const std::vector<Task> tasks = BundledTasks();
+  auto task =
+      std::find_if(tasks.begin(), tasks.end(), [](const Task& t) { return t.name == "gemm_f32"; });
+  ASSERT_NE(task, tasks.end());
+  const std::vector<std::string>& templates = task->templates.at(Language::kCuda);
+  auto listed = [&](const std::string& file) {
+    return std::find(templates.begin(), templates.end(), file) != templates.end();
+  };
+  EXPECT_TRUE(listed("gemm_sm90.cu"));
+  EXPECT_FALSE(listed("gemm_tf32_mma.cu")) << "TF32 operands fail the fp32 precision probe";
+
+  Kernel sgemm;
+  const SearchSpace sgemm_space = SpaceAtRecordSize("gemm_f32", "gemm_sm90.cu", &sgemm);
+  ASSERT_GE(sgemm_space.size(), 16u);
+  ASSERT_LT(sgemm_space.size(), sgemm_space.product_size());  // registers and threads prune
+  for (const std::string& ptx : CompileEveryValueOnce(*nvrtc_, sgemm, sgemm_space)) {
+    EXPECT_NE(ptx.find("fma.rn.f32"), std::string::npos);
+    EXPECT_EQ(ptx.find("mma."), std::string::npos);
+    EXPECT_EQ(ptx.find(".tf32"), std::string::npos);
+  }
+
+  Kernel tf32;
+  const SearchSpace tf32_space = SpaceAtRecordSize("gemm_f32", "gemm_tf32_mma.cu", &tf32);
+  EXPECT_NO_THROW(CheckKernelSignature(*task, tf32));  // not a template: checked here
+  ASSERT_GE(tf32_space.size(), 16u);
+  ASSERT_LT(tf32_space.size(), tf32_space.product_size());
+  for (const std::string& ptx : CompileEveryValueOnce(*nvrtc_, tf32, tf32_space)) {
+    EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
+    EXPECT_NE(ptx.find("cvt.rna.tf32.f32"), std::string::npos);
+    EXPECT_NE(ptx.find("cp.async.cg.shared.global"), std::string::npos);
   }
 }
 
