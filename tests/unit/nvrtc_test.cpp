@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "backend/cuda/cuda_api.hpp"
 #include "core/task.hpp"
@@ -87,7 +89,7 @@ TEST_F(Nvrtc, CompilesEveryBundledCudaKernelToAnSm90aCubin) {
   }
 }
 
-// The Hopper templates, which no GPU of this machine can run, build at every configuration their
+// The sm_90 templates, which no GPU of this machine can run, build at every configuration their
 // constraints allow on an H100 (227 KB of opt-in shared memory per block, 132 SMs) at the task's
 // size of record, not only at their defaults: the tuner may pick any of them. Compiling every point
 // takes minutes, so points are built until every value of every parameter has been built at least
@@ -116,10 +118,11 @@ class NvrtcHopperTemplate : public Nvrtc {
   }
 
   // Builds points of `space` (of kernel_) until each value of each parameter, and each pair of
-  // values of the parameters in `and_every`, has been built; returns how many were built.
-  int CompileEachValue(const SearchSpace& space, const std::vector<std::string>& and_every = {}) {
+  // values of the parameters in `and_every`, has been built; returns each build's PTX.
+  std::vector<std::string> CompileEachValue(const SearchSpace& space,
+                                            const std::vector<std::string>& and_every = {}) {
     std::set<std::string> covered;
-    int built = 0;
+    std::vector<std::string> ptx;
     for (const Point& p : space.points()) {
       const Config c = space.ToConfig(p);
       bool news = false;
@@ -135,11 +138,18 @@ class NvrtcHopperTemplate : public Nvrtc {
       cuda::NvrtcOutput out = cuda::CompileCuda(
           *nvrtc_, kernel_.source, {kernel_.launches.at(0).entry}, {c.begin(), c.end()}, 90);
       EXPECT_TRUE(out.ok) << out.log;
-      if (!out.ok) return built;
-      EXPECT_NE(out.ptx.find("wgmma.mma_async"), std::string::npos);
-      ++built;
+      if (!out.ok) return ptx;
+      ptx.push_back(out.ptx);
     }
-    return built;
+    return ptx;
+  }
+
+  // Every build of `space` has wgmma; returns how many were built.
+  int CompileEachValueWithWgmma(const SearchSpace& space,
+                                const std::vector<std::string>& and_every = {}) {
+    const std::vector<std::string> ptx = CompileEachValue(space, and_every);
+    for (const std::string& p : ptx) EXPECT_NE(p.find("wgmma.mma_async"), std::string::npos);
+    return static_cast<int>(ptx.size());
   }
 
   Kernel kernel_;
@@ -148,8 +158,8 @@ class NvrtcHopperTemplate : public Nvrtc {
 TEST_F(NvrtcHopperTemplate, CompilesEveryParameterValueOfTheAttentionTemplate) {
   const SearchSpace space = SpaceOf("attention_fwd", "flash_wgmma.cu");
   ASSERT_GE(space.size(), 8u);  // 3 tile widths x 3 depths x 2 schedules, less what does not fit
-  ASSERT_LT(space.size(), space.product_size());  // the shared-memory constraint removes some
-  EXPECT_GE(CompileEachValue(space), 3);          // (all 16 points take ~45 s)
+  ASSERT_LT(space.size(), space.product_size());   // the shared-memory constraint removes some
+  EXPECT_GE(CompileEachValueWithWgmma(space), 3);  // (all 16 points take ~45 s)
 }
 
 // The persistent GEMM: every tile shape with both ways of copying (the bulk copies of COPY 0 and
@@ -158,7 +168,42 @@ TEST_F(NvrtcHopperTemplate, CompilesEveryParameterValueOfThePersistentGemmTempla
   const SearchSpace space = SpaceOf("gemm_f16", "gemm_wgmma_persistent.cu");
   ASSERT_LT(space.size(), space.product_size());  // BM 256 x BN 256 and deep rings do not fit
   ASSERT_GE(space.size(), 5u * 2u);               // five tile shapes x two copy modes, at least
-  EXPECT_GE(CompileEachValue(space, {"BM", "BN", "COPY"}), 10);
+  EXPECT_GE(CompileEachValueWithWgmma(space, {"BM", "BN", "COPY"}), 10);
+}
+
+// gemm_f32's SGEMM template is plain fp32 FMAs (the task's precision is fp32: no tensor-core
+// instruction may appear), and its TF32 tensor-core kernel, kept beside it for the task's tf32
+// setting and not a template of the fp32 task, is mma.sync on operands rounded by cvt.rna.tf32.
+TEST_F(NvrtcHopperTemplate, CompilesEveryParameterValueOfTheGemmF32Kernels) {
+  const std::vector<Task> tasks = BundledTasks();
+  auto task =
+      std::find_if(tasks.begin(), tasks.end(), [](const Task& t) { return t.name == "gemm_f32"; });
+  ASSERT_NE(task, tasks.end());
+  const std::vector<std::string>& templates = task->templates.at(Language::kCuda);
+  auto listed = [&](const std::string& file) {
+    return std::find(templates.begin(), templates.end(), file) != templates.end();
+  };
+  EXPECT_TRUE(listed("gemm_sm90.cu"));
+  EXPECT_FALSE(listed("gemm_tf32_mma.cu")) << "TF32 operands fail the fp32 precision probe";
+
+  const SearchSpace sgemm_space = SpaceOf("gemm_f32", "gemm_sm90.cu");
+  ASSERT_GE(sgemm_space.size(), 16u);
+  ASSERT_LT(sgemm_space.size(), sgemm_space.product_size());  // registers and threads prune
+  for (const std::string& ptx : CompileEachValue(sgemm_space)) {
+    EXPECT_NE(ptx.find("fma.rn.f32"), std::string::npos);
+    EXPECT_EQ(ptx.find("mma."), std::string::npos);
+    EXPECT_EQ(ptx.find(".tf32"), std::string::npos);
+  }
+
+  const SearchSpace tf32_space = SpaceOf("gemm_f32", "gemm_tf32_mma.cu");
+  EXPECT_NO_THROW(CheckKernelSignature(*task, kernel_));  // not a template: checked here
+  ASSERT_GE(tf32_space.size(), 16u);
+  ASSERT_LT(tf32_space.size(), tf32_space.product_size());
+  for (const std::string& ptx : CompileEachValue(tf32_space)) {
+    EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
+    EXPECT_NE(ptx.find("cvt.rna.tf32.f32"), std::string::npos);
+    EXPECT_NE(ptx.find("cp.async.cg.shared.global"), std::string::npos);
+  }
 }
 
 // The evaluator's own kernels (eval/device_tools_source.cpp) for every element type, as the
