@@ -10,7 +10,10 @@ Each is compared with a float64 reference rounded to fp16, with kfoundry's figur
 (src/eval/compare.cpp): the largest absolute error, the share of elements past 1% relative error
 (|out - ref| / (|ref| + 1e-6)), and the elements past atol + rtol * |ref| for several atol.
 
-Usage: python3 bench/attention_numerics.py [S ...]   (default: 300 1024 4096; D = 128,
+With --bf16 the same for the attention_fwd.bf16 variant: inputs, P ("once") and the outputs in
+bfloat16 (rounded to nearest even from fp32; numpy has no bfloat16 type).
+
+Usage: python3 bench/attention_numerics.py [--bf16] [S ...]   (default: 300 1024 4096; D = 128,
 BLOCK_N = 64). Needs numpy (Debian: python3-numpy). Prints one line per length and variant.
 """
 import sys
@@ -18,7 +21,20 @@ import sys
 import numpy as np
 
 D, BLOCK_N, RTOL = 128, 64, 1e-2
-ATOLS = (5e-3, 1e-3, 2e-4)
+ATOLS = (5e-3, 2e-3, 1e-3, 2e-4)
+BF16 = "--bf16" in sys.argv[1:]
+
+
+def to_bf16(x):
+    """x rounded to bfloat16 (nearest even; NaN kept), held as float32."""
+    b = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    r = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16 << 16).astype(np.uint32)
+    return np.where(np.isnan(x), np.float32(np.nan), r.view(np.float32)).astype(np.float32)
+
+
+def narrow(x):
+    """x in the task's element type (fp16, or bf16 with --bf16), held as float32."""
+    return to_bf16(x) if BF16 else np.asarray(x).astype(np.float16).astype(np.float32)
 
 
 def scores(q, k, dtype):
@@ -41,11 +57,11 @@ def attention(q, k, v, p_once):
         m_safe = np.where(seen, m_new, 0).astype(np.float32)
         alpha = np.where(seen, np.exp(np.where(seen, m - m_safe, 0)), 1).astype(np.float32)
         p = np.exp(tile - m_safe[:, None]).astype(np.float32)  # 0 where masked
-        p_mma = p.astype(np.float16).astype(np.float32) if p_once else p
+        p_mma = narrow(p) if p_once else p
         l = l * alpha + p.sum(axis=1)
         o = o * alpha[:, None] + p_mma @ v[n0:n0 + BLOCK_N].astype(np.float32)
         m = m_new
-    return (o / l[:, None]).astype(np.float16)
+    return narrow(o / l[:, None])
 
 
 def reference(q, k, v, window=None):
@@ -55,12 +71,12 @@ def reference(q, k, v, window=None):
     if window:
         s[np.tril(np.ones(s.shape, bool), -window)] = -np.inf
     p = np.exp(s - s.max(axis=1, keepdims=True))
-    return ((p / p.sum(axis=1, keepdims=True)) @ v.astype(np.float64)).astype(np.float16)
+    return narrow((p / p.sum(axis=1, keepdims=True)) @ v.astype(np.float64))
 
 
-for S in [int(a) for a in sys.argv[1:]] or [300, 1024, 4096]:
+for S in [int(a) for a in sys.argv[1:] if a != "--bf16"] or [300, 1024, 4096]:
     rng = np.random.default_rng(S)
-    q, k, v = (rng.standard_normal((S, D)).astype(np.float16) for _ in range(3))
+    q, k, v = (narrow(rng.standard_normal((S, D))) for _ in range(3))
     ref = reference(q, k, v).astype(np.float64)
     variants = (("split", lambda: attention(q, k, v, False)),
                 ("once", lambda: attention(q, k, v, True)),

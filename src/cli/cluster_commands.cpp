@@ -177,6 +177,8 @@ int RunCoordinator(CoordinatorArgs a) {
   options.run = p.args.run;
   options.task_id = bundle.id;
   options.task_name = p.task.name;
+  options.task_variant = p.task.variant;
+  options.task_defines = p.task.defines;
   options.sizes = rs.sizes;
   options.settings = rs.judging;
   options.run_queue = kind.queue;

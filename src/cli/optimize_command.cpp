@@ -92,14 +92,15 @@ RunSettings Resumed(const RunSettings& stored, const RunSettings& given) {
 }
 
 // TASK as a command the tool prints must name it: the bundled name where that finds this task,
-// else its folder.
-std::string TaskArgument(const std::string& name, const std::string& dir) {
+// else its folder (with the variant's name after a '.').
+std::string TaskArgument(const std::string& name, const std::string& dir,
+                         const std::string& variant) {
   try {
     if (fs::equivalent(FindTask(name).dir, dir)) return name;
   } catch (const std::exception&) {
     // not a bundled task: its folder below
   }
-  return dir;
+  return variant.empty() ? dir : dir + "." + variant;
 }
 
 std::string KernelName(const Kernel& k) {
@@ -361,8 +362,9 @@ int PrintText(const RunSummary& s, const SearchTotals& t, const OptimizeArgs& a,
   }
   fmt::print("kernel      {}\n", best_file);
   const std::string& device = a.settings.device;
-  fmt::print("check it    kfoundry eval {} {}{}\n", TaskArgument(s.run.task, a.settings.task_dir),
-             best_file, device.empty() ? "" : " --device " + device.substr(0, device.find(',')));
+  fmt::print("check it    kfoundry eval {} {}{}\n",
+             TaskArgument(s.run.task, a.settings.task_dir, a.settings.task_variant), best_file,
+             device.empty() ? "" : " --device " + device.substr(0, device.find(',')));
   print_report();
   return 0;
 }
@@ -411,12 +413,16 @@ PreparedRun PrepareRun(OptimizeArgs a) {
     }
     // The folder it ran from (a task of the user's own is no bundled name), else its name.
     const std::string& dir = a.settings.task_dir;
-    if (a.task.empty()) a.task = !dir.empty() && fs::is_directory(dir) ? dir : p.existing->task;
+    const std::string& variant = a.settings.task_variant;
+    if (a.task.empty())
+      a.task = !dir.empty() && fs::is_directory(dir) ? (variant.empty() ? dir : dir + "." + variant)
+                                                     : p.existing->task;
   }
   Validate(a);
   RunSettings& rs = a.settings;
   p.task = FindTask(a.task);
   rs.task_dir = fs::absolute(p.task.dir).lexically_normal().string();
+  rs.task_variant = p.task.variant;
   if (rs.out_dir.empty()) rs.out_dir = "kfoundry-out";
   rs.out_dir = fs::absolute(rs.out_dir).lexically_normal().string();
   if (a.run.empty()) a.run = DefaultRunName(p.task.name);

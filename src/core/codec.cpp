@@ -423,7 +423,12 @@ nlohmann::json TaskToJson(const Task& t, std::optional<Language> with_reference)
                           {"rtol", t.tolerance.rtol.text()},
                           {"max_bad_ratio", t.tolerance.max_bad_ratio}}},
                         {"min_bytes", t.min_bytes.text()},
-                        {"flops", t.flops ? nlohmann::json(t.flops->text()) : nullptr}};
+                        {"flops", t.flops ? nlohmann::json(t.flops->text()) : nullptr},
+                        {"variants", t.variants}};
+  if (!t.variant.empty()) {  // a variant: its name and the macros its kernels are compiled with
+    out["variant"] = t.variant;
+    out["defines"] = t.defines;
+  }
   if (with_reference) {
     auto it = t.reference.find(*with_reference);
     if (it != t.reference.end()) {

@@ -12,6 +12,7 @@ std::optional<DType> ParseDType(std::string_view name) {
   if (name == "i32" || name == "int" || name == "int32") return DType::kI32;
   if (name == "i64" || name == "long" || name == "int64") return DType::kI64;
   if (name == "u8" || name == "uint8") return DType::kU8;
+  if (name == "bf16" || name == "bfloat16") return DType::kBF16;
   return std::nullopt;
 }
 
@@ -23,6 +24,7 @@ std::string_view DTypeName(DType t) {
     case DType::kI32: return "i32";
     case DType::kI64: return "i64";
     case DType::kU8: return "u8";
+    case DType::kBF16: return "bf16";
   }
   return "?";
 }
@@ -35,12 +37,13 @@ size_t DTypeSize(DType t) {
     case DType::kI32: return 4;
     case DType::kI64: return 8;
     case DType::kU8: return 1;
+    case DType::kBF16: return 2;
   }
   return 0;
 }
 
 bool IsFloat(DType t) {
-  return t == DType::kF16 || t == DType::kF32 || t == DType::kF64;
+  return t == DType::kF16 || t == DType::kBF16 || t == DType::kF32 || t == DType::kF64;
 }
 
 uint16_t FloatToHalf(float f) {
@@ -94,6 +97,24 @@ float HalfToFloat(uint16_t h) {
   return f;
 }
 
+uint16_t FloatToBFloat16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
+  // Adding 0x7fff plus the kept part's lowest bit rounds to nearest, ties to even; a carry out of
+  // the mantissa raises the exponent, and from the largest finite value reaches infinity.
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+float BFloat16ToFloat(uint16_t b) {
+  uint32_t x = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
 double LoadElement(const std::byte* data, DType t, size_t i) {
   const std::byte* p = data + i * DTypeSize(t);
   switch (t) {
@@ -101,6 +122,11 @@ double LoadElement(const std::byte* data, DType t, size_t i) {
       uint16_t h;
       std::memcpy(&h, p, 2);
       return HalfToFloat(h);
+    }
+    case DType::kBF16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return BFloat16ToFloat(h);
     }
     case DType::kF32: {
       float f;
@@ -132,6 +158,11 @@ void StoreElement(std::byte* data, DType t, size_t i, double value) {
   switch (t) {
     case DType::kF16: {
       uint16_t h = FloatToHalf(static_cast<float>(value));
+      std::memcpy(p, &h, 2);
+      return;
+    }
+    case DType::kBF16: {
+      uint16_t h = FloatToBFloat16(static_cast<float>(value));
       std::memcpy(p, &h, 2);
       return;
     }

@@ -362,11 +362,13 @@ std::string Kernel::EntryNames() const {
   return out;
 }
 
-CompileRequest CompileRequestFor(const Kernel& kernel, const Config& config) {
+CompileRequest CompileRequestFor(const Kernel& kernel, const Config& config,
+                                 const Config& task_defines) {
   CompileRequest request;
   request.source = kernel.source;
   for (const LaunchRule& l : kernel.launches) request.entries.push_back(l.entry);
-  request.defines.assign(config.begin(), config.end());
+  request.defines.assign(task_defines.begin(), task_defines.end());
+  request.defines.insert(request.defines.end(), config.begin(), config.end());
   return request;
 }
 

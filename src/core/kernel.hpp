@@ -89,8 +89,10 @@ struct Kernel {
   Config ResolveConfig(const Config& overrides) const;
 };
 
-// What to compile for `config`: the source, every entry point, the configuration as -D defines.
-CompileRequest CompileRequestFor(const Kernel& kernel, const Config& config);
+// What to compile for `config`: the source, every entry point, and as -D defines the task's own
+// (a variant's macros, Task::defines) followed by the configuration.
+CompileRequest CompileRequestFor(const Kernel& kernel, const Config& config,
+                                 const Config& task_defines);
 
 // A kernel file's language by its extension: .cu CUDA, .cl OpenCL; none for any other.
 std::optional<Language> LanguageOfPath(const std::string& path);

@@ -50,6 +50,7 @@ LlmSettings LlmFromJson(const nlohmann::json& j) {
 // settings under "llm" and the judging's under "judging".
 nlohmann::json RunSettingsToJson(const RunSettings& s) {
   return {{"task_dir", s.task_dir},
+          {"task_variant", s.task_variant},
           {"out", s.out_dir},
           {"device", s.device},
           {"sizes", s.sizes},
@@ -76,6 +77,7 @@ nlohmann::json RunSettingsToJson(const RunSettings& s) {
 RunSettings RunSettingsFromJson(const nlohmann::json& j) {
   RunSettings s;
   s.task_dir = j.value("task_dir", s.task_dir);
+  s.task_variant = j.value("task_variant", s.task_variant);
   s.out_dir = j.value("out", s.out_dir);
   s.device = j.value("device", s.device);
   s.sizes = j.value("sizes", s.sizes);

@@ -54,10 +54,11 @@ struct FinalSettings {
 };
 
 struct RunSettings {
-  std::string task_dir;  // the task's folder: a resumed run finds it there
-  std::string out_dir;   // where the best kernel is written ("" = kfoundry-out)
-  std::string device;    // the device selectors ("" = the default device)
-  std::string sizes;     // the benchmark size set ("" = the task's)
+  std::string task_dir;      // the task's folder: a resumed run finds it there
+  std::string task_variant;  // and the variant of it the run judges ("" none: Task::variant)
+  std::string out_dir;       // where the best kernel is written ("" = kfoundry-out)
+  std::string device;        // the device selectors ("" = the default device)
+  std::string sizes;         // the benchmark size set ("" = the task's)
   SearchPolicy search;
   ProposerSettings proposer;
   EvalSettings judging = EvalSettings::Fast();  // how the search's candidates are judged

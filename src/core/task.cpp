@@ -11,67 +11,24 @@
 
 #include "core/identity.hpp"
 #include "core/input_error.hpp"
+#include "core/task_reader.hpp"
+#include "core/task_variant.hpp"
 #include "core/toml_file.hpp"
 
 namespace kf {
 
 namespace {
 
+using task_reader::ClosestName;
+using task_reader::Contains;
+using task_reader::IsIdentifier;
+using task_reader::Joined;
+using task_reader::kMaxExprLength;
+using task_reader::Names;
+using task_reader::TaskReader;
+
 // Sizes and integer scalars stay below this, so a double holds them exactly (as Expr::EvalInt).
 constexpr double kMaxExactInteger = 9.0e15;
-// The expression parser recurses once per nesting level; a bound on the text bounds the depth.
-constexpr size_t kMaxExprLength = 1000;
-
-bool IsIdentifier(std::string_view s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
-
-bool Contains(const std::vector<std::string>& names, std::string_view name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
-std::string Joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
-// Edit distance with adjacent transpositions (optimal string alignment).
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  }
-  return d[a.size()][b.size()];
-}
-
-// The known name closest to `name` (edit distance at most 2, or one a prefix of the other), or ""
-// when none is close.
-std::string ClosestName(std::string_view name, const std::vector<std::string>& known) {
-  constexpr size_t kLongest = 64;  // longer names are no misspelling of ours; skip the table
-  std::string best;
-  size_t best_distance = std::numeric_limits<size_t>::max();
-  if (name.empty() || name.size() > kLongest) return best;
-  for (const std::string& k : known) {
-    size_t distance = EditDistance(name, k);
-    bool prefix = k.starts_with(name) || name.starts_with(k);
-    if ((distance <= 2 || prefix) && distance < best_distance) {
-      best = k;
-      best_distance = distance;
-    }
-  }
-  return best;
-}
 
 // Why `v` cannot be passed as a scalar kernel argument of type `t`, or "" when it can.
 std::string ScalarProblem(double v, DType t) {
@@ -93,130 +50,6 @@ std::string ScalarProblem(double v, DType t) {
     default: return "";
   }
 }
-
-// The names expressions may read: the sizes (integers, the only names a shape may use) and the
-// settings (numbers), each with its default.
-struct Names {
-  std::vector<std::string> sizes;
-  std::vector<std::string> settings;
-  std::map<std::string, double> setting_defaults;
-
-  std::vector<std::string> All() const {
-    std::vector<std::string> all = sizes;
-    all.insert(all.end(), settings.begin(), settings.end());
-    return all;
-  }
-};
-
-class TaskReader {
- public:
-  explicit TaskReader(std::string file) : file_(std::move(file)) {}
-
-  static int LineOf(const toml::node* node) {
-    return node ? static_cast<int>(node->source().begin.line) : 0;
-  }
-
-  [[noreturn]] void Fail(const toml::node* node, const std::string& field,
-                         const std::string& message) const {
-    throw InputError(file_, LineOf(node), field, message);
-  }
-
-  // Fails on the first (by line) key of `t` that is not one of `known`, suggesting a close one.
-  void CheckKeys(const toml::table& t, const std::vector<std::string>& known,
-                 const std::string& prefix) const {
-    std::optional<std::string> first;
-    int first_line = 0;
-    for (const auto& [k, v] : t) {
-      if (Contains(known, k.str())) continue;
-      int line = static_cast<int>(k.source().begin.line);
-      if (line == 0) line = LineOf(&v);
-      if (!first || line < first_line) {
-        first = std::string(k.str());
-        first_line = line;
-      }
-    }
-    if (!first) return;
-    std::string close = ClosestName(*first, known);
-    std::string message = "unknown key '" + *first + "'";
-    message += close.empty() ? " (the keys here: " + Joined(known) + ")"
-                             : "; did you mean '" + close + "'?";
-    throw InputError(file_, first_line, prefix + *first, message);
-  }
-
-  const toml::node* Require(const toml::table& t, const std::string& key,
-                            const std::string& field) const {
-    const toml::node* n = t.get(key);
-    if (!n) Fail(&t, field, "missing");
-    return n;
-  }
-
-  std::string String(const toml::table& t, const std::string& key, const std::string& field,
-                     std::optional<std::string> fallback = std::nullopt) const {
-    const toml::node* n = t.get(key);
-    if (!n) {
-      if (fallback) return *fallback;
-      Fail(&t, field, "missing");
-    }
-    if (!n->is_string()) Fail(n, field, "expected a string");
-    return std::string(n->as_string()->get());
-  }
-
-  double NumberOf(const toml::node& n, const std::string& field) const {
-    double v = 0;
-    if (n.is_integer()) {
-      v = static_cast<double>(n.as_integer()->get());
-    } else if (n.is_floating_point()) {
-      v = n.as_floating_point()->get();
-    } else {
-      Fail(&n, field, "expected a number");
-    }
-    if (!std::isfinite(v)) Fail(&n, field, "expected a finite number");
-    return v;
-  }
-
-  double Number(const toml::table& t, const std::string& key, const std::string& field,
-                double fallback) const {
-    const toml::node* n = t.get(key);
-    return n ? NumberOf(*n, field) : fallback;
-  }
-
-  // An expression given as a string or a plain number.
-  Expr ExprOf(const toml::node* n, const std::string& field) const {
-    std::string text;
-    if (n->is_string()) {
-      text = std::string(n->as_string()->get());
-    } else if (n->is_integer()) {
-      text = std::to_string(n->as_integer()->get());
-    } else if (n->is_floating_point() && std::isfinite(n->as_floating_point()->get())) {
-      text = fmt::format("{}", n->as_floating_point()->get());
-    } else {
-      Fail(n, field, "expected an expression (a string or a finite number)");
-    }
-    if (text.size() > kMaxExprLength)
-      Fail(n, field, fmt::format("longer than {} characters", kMaxExprLength));
-    try {
-      return Expr::Parse(text);
-    } catch (const ExprError& e) {
-      Fail(n, field, e.what());
-    }
-  }
-
-  // Checks that every name `e` reads is one of `allowed`.
-  void CheckNames(const Expr& e, const std::vector<std::string>& allowed, const Names& names,
-                  const toml::node* n, const std::string& field) const {
-    for (const std::string& v : e.Variables()) {
-      if (Contains(allowed, v)) continue;
-      if (Contains(names.settings, v))
-        Fail(n, field, fmt::format("'{}' is a setting, not a size: shapes take sizes only", v));
-      Fail(n, field,
-           fmt::format("'{}' names '{}', which is not a declared size{}", e.text(), v,
-                       names.settings.empty() ? "" : " or setting"));
-    }
-  }
-
- private:
-  std::string file_;
-};
 
 Names ParseNames(const TaskReader& r, const toml::table& root) {
   Names names;
@@ -444,11 +277,13 @@ void ParseScalar(const TaskReader& r, const toml::table& t, const std::string& f
              "a scalar (an argument without a shape) takes no " + std::string(key));
   }
   // The evaluator passes scalars as i32, i64, f32 or f64 (KernelArg): nothing 16 or 8 bits wide.
-  if (a.dtype == DType::kF16) {
-    r.Fail(t.get("type"), field + ".type",
-           "an f16 scalar cannot be a kernel argument: OpenCL 1.2 takes no half argument "
-           "(without cl_khr_fp16), and the evaluator passes scalars as i32, i64, f32 or f64 only; "
-           "declare it f32 and convert in the kernel");
+  if (a.dtype == DType::kF16 || a.dtype == DType::kBF16) {
+    r.Fail(
+        t.get("type"), field + ".type",
+        fmt::format("{} scalar cannot be a kernel argument: OpenCL 1.2 takes no half or "
+                    "bfloat16 argument, and the evaluator passes scalars as i32, i64, f32 or f64 "
+                    "only; declare it f32 and convert in the kernel",
+                    a.dtype == DType::kF16 ? "an f16" : "a bf16"));
   }
   if (a.dtype == DType::kU8) {
     r.Fail(t.get("type"), field + ".type",
@@ -478,7 +313,7 @@ ArgSpec ParseArg(const TaskReader& r, const toml::table& t, size_t i, const Name
   std::optional<DType> dtype = ParseDType(type);
   if (!dtype)
     r.Fail(t.get("type"), field + ".type",
-           "unknown type '" + type + "' (f16, f32, f64, i32, i64, u8)");
+           "unknown type '" + type + "' (f16, bf16, f32, f64, i32, i64, u8)");
   a.dtype = *dtype;
   if (t.get("shape")) {
     ParseBuffer(r, t, field, names, a);
@@ -722,8 +557,8 @@ void ParseKernels(const TaskReader& r, const toml::table& root, Task& task) {
     for (const auto& [k, v] : *tt) {
       std::string field = "kernels.templates." + std::string(k.str());
       if (!v.is_array()) r.Fail(&v, field, "expected an array of file names");
-      for (const auto& f : *v.as_array())
-        task.templates[LanguageOf(k.str())].push_back(KernelFile(r, f, field, task.dir));
+      std::vector<std::string>& files = task.templates[LanguageOf(k.str())];  // [] is a list too
+      for (const auto& f : *v.as_array()) files.push_back(KernelFile(r, f, field, task.dir));
     }
   }
   if (task.Languages().empty() && task.torch_reference.empty())
@@ -734,7 +569,7 @@ Task TaskFromTable(const toml::table& root, const std::string& dir, const std::s
   TaskReader r(file);
   r.CheckKeys(root,
               {"name", "op_class", "description", "sizes", "settings", "args", "check", "bench",
-               "tolerance", "cost", "kernels", "precision"},
+               "tolerance", "cost", "kernels", "precision", "variants"},
               "");
   Task task;
   task.dir = dir;
@@ -772,6 +607,28 @@ Task TaskFromTable(const toml::table& root, const std::string& dir, const std::s
 
   ParseKernels(r, root, task);
   return task;
+}
+
+// The task `root` describes, as variant `variant` of it when not empty.
+Task TaskFromRoot(toml::table& root, const std::string& dir, const std::string& file,
+                  const std::string& variant) {
+  const TaskReader r(file);
+  std::vector<std::string> variants = task_reader::CheckVariants(r, root);
+  Config defines;
+  if (!variant.empty()) defines = task_reader::ApplyVariant(r, root, variant);
+  Task task = TaskFromTable(root, dir, file);
+  task.variants = std::move(variants);
+  if (!variant.empty()) {
+    task.name += "." + variant;
+    task.variant = variant;
+    task.defines = std::move(defines);
+  }
+  return task;
+}
+
+// A variant is another task made from the same folder: its id is the folder's with the variant.
+std::string VariantId(const std::string& folder_id, const std::string& variant) {
+  return variant.empty() ? folder_id : folder_id + "." + variant;
 }
 
 std::string NormalizedDir(const std::string& dir_in) {
@@ -841,18 +698,20 @@ std::vector<Language> Task::Languages() const {
   return out;
 }
 
-Task LoadTask(const std::string& dir_in) {
+Task LoadTask(const std::string& dir_in, const std::string& variant) {
   std::string dir = NormalizedDir(dir_in);
   std::string file = dir + "/task.toml";
   std::error_code ec;
   if (!std::filesystem::exists(file, ec))
     throw InputError(file, 0, "file", "no task.toml in this folder");
-  Task task = TaskFromTable(ReadTomlFile(file), dir, file);
-  task.id = TaskContentId(dir);
+  toml::table root = ReadTomlFile(file);
+  Task task = TaskFromRoot(root, dir, file, variant);
+  task.id = VariantId(TaskContentId(dir), variant);
   return task;
 }
 
-Task LoadTaskFromText(const std::string& dir_in, std::string_view text) {
+Task LoadTaskFromText(const std::string& dir_in, std::string_view text,
+                      const std::string& variant) {
   std::string dir = NormalizedDir(dir_in);
   std::string file = dir + "/task.toml";
   toml::table root;
@@ -862,8 +721,8 @@ Task LoadTaskFromText(const std::string& dir_in, std::string_view text) {
     throw InputError(file, static_cast<int>(e.source().begin.line), "syntax",
                      std::string(e.description()));
   }
-  Task task = TaskFromTable(root, dir, file);
-  task.id = TaskContentId(dir, text);
+  Task task = TaskFromRoot(root, dir, file, variant);
+  task.id = VariantId(TaskContentId(dir, text), variant);
   return task;
 }
 

@@ -77,9 +77,15 @@ struct ToleranceRule {
 };
 
 struct Task {
-  std::string name;
-  std::string dir;  // absolute folder path
-  std::string id;   // the folder's content hash (core/identity.hpp: TaskContentId)
+  std::string name;  // task.toml's name; with a variant applied, "NAME.VARIANT"
+  std::string dir;   // absolute folder path (a variant's is its task's)
+  // The folder's content hash (core/identity.hpp: TaskContentId), with ".VARIANT" for a variant.
+  std::string id;
+  // The variant applied ("" none: the task as written); `defines` are its macros, passed to every
+  // kernel of the task (reference, baseline, templates, candidates) before the configuration's.
+  std::string variant;
+  Config defines;
+  std::vector<std::string> variants;  // the variants task.toml declares ([variants.NAME])
   std::string op_class;
   std::string description;
   std::vector<std::string> size_names;
@@ -114,12 +120,14 @@ Env SizesEnv(const Sizes& sizes);
 // the product passes 2^56.
 int64_t ElementCount(const ArgSpec& arg, const Env& sizes_env);
 
-// Loads `dir/task.toml`; throws InputError naming the file, line and field on any defect (and
-// nothing else: unknown keys included, see docs/task-format.md).
-Task LoadTask(const std::string& dir);
+// Loads `dir/task.toml`, as its variant `variant` when not empty (docs/task-format.md
+// "Variants"); throws InputError naming the file, line and field on any defect (and nothing else:
+// unknown keys included, see docs/task-format.md).
+Task LoadTask(const std::string& dir, const std::string& variant = "");
 // The same for `text` given as the content of `dir/task.toml` (kernel files are still looked up
 // in `dir`); for tests and the fuzzer.
-Task LoadTaskFromText(const std::string& dir, std::string_view text);
+Task LoadTaskFromText(const std::string& dir, std::string_view text,
+                      const std::string& variant = "");
 
 // Checks that a kernel's entry point takes the task's arguments, in order; a name may carry a
 // suffix after '_' (cos_t for cos). Throws InputError naming the kernel file.

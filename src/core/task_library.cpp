@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "core/input_error.hpp"
+#include "core/task_variant.hpp"
 
 namespace kf {
 
@@ -25,14 +26,20 @@ std::vector<std::string> TaskSearchDirs() {
 
 Task FindTask(const std::string& name_or_path) {
   if (fs::exists(fs::path(name_or_path) / "task.toml")) return LoadTask(name_or_path);
-  if (name_or_path.find('/') == std::string::npos) {
+  // TASK.VARIANT: the task (a folder or a bundled name) made as its variant.
+  const auto [task, variant] = SplitTaskVariant(name_or_path);
+  if (!variant.empty() && fs::exists(fs::path(task) / "task.toml")) return LoadTask(task, variant);
+  if (task.find('/') == std::string::npos) {
     for (const std::string& dir : TaskSearchDirs()) {
-      fs::path candidate = fs::path(dir) / name_or_path;
-      if (fs::exists(candidate / "task.toml")) return LoadTask(candidate.string());
+      fs::path candidate = fs::path(dir) / task;
+      if (fs::exists(candidate / "task.toml")) return LoadTask(candidate.string(), variant);
     }
   }
   std::string names;
-  for (const Task& t : BundledTasks()) names += " " + t.name;
+  for (const Task& t : BundledTasks()) {
+    names += " " + t.name;
+    for (const std::string& v : t.variants) names += " " + t.name + "." + v;
+  }
   throw InputError(name_or_path, 0, "TASK",
                    "not a folder with task.toml, nor a bundled task (bundled:" +
                        (names.empty() ? " none" : names) + ")");

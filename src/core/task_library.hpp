@@ -10,9 +10,10 @@
 namespace kf {
 
 std::vector<std::string> TaskSearchDirs();
-// A folder holding task.toml, or the name of a bundled task. Throws InputError when neither.
+// A folder holding task.toml, or the name of a bundled task, either followed by ".VARIANT" for
+// one of its variants ("gemm_f16.bf16"). Throws InputError when neither.
 Task FindTask(const std::string& name_or_path);
-std::vector<Task> BundledTasks();
+std::vector<Task> BundledTasks();  // as written, without variants (Task::variants names them)
 
 // KERNEL as the command line takes it: a file, or the name of one of the task's own kernels in
 // `lang` ("baseline", "reference", or a template's file stem such as "rope_vec8"). Throws

@@ -78,7 +78,8 @@ void BuildWorker::Take(const Delivery& delivery) {
     forward(std::nullopt);  // compiled where it runs instead
     return;
   }
-  CompileRequest request = CompileRequestFor(job.candidate.kernel, job.candidate.config);
+  CompileRequest request =
+      CompileRequestFor(job.candidate.kernel, job.candidate.config, job.task_defines);
   compile_(*job.target, std::move(request), std::move(forward));
 }
 

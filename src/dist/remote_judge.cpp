@@ -45,6 +45,8 @@ void RemoteJudge::Submit(Candidate candidate, Done done, int pinned) {
   job.results_queue = results_queue_;
   job.task_id = options_.task_id;
   job.task_name = options_.task_name;
+  job.task_variant = options_.task_variant;
+  job.task_defines = options_.task_defines;
   job.sizes = options_.sizes;
   job.settings = options_.settings;
   std::string key = candidate.key;

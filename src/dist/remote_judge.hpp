@@ -43,6 +43,8 @@ namespace kf {
 
 struct RemoteJudgeOptions {
   std::string run, task_id, task_name, sizes;
+  std::string task_variant;  // Task::variant and Task::defines, carried by every job
+  Config task_defines;
   EvalSettings settings;  // for a candidate that brings none
   std::string run_queue;  // the device kind's (RunQueueName)
   // When set, jobs go to this build queue first (BuildQueueName: a build worker compiles each for

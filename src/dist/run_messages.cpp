@@ -12,6 +12,8 @@ nlohmann::json RunJobMessageToJson(const RunJobMessage& job) {
                         {"sizes", job.sizes},
                         {"settings", EvalSettingsToJson(job.settings)},
                         {"candidate", RunRequestToJson({job.candidate, job.compiled})}};
+  if (!job.task_variant.empty()) out["task_variant"] = job.task_variant;
+  if (!job.task_defines.empty()) out["task_defines"] = job.task_defines;
   if (!job.scope.empty()) out["scope"] = job.scope;
   if (job.pinned >= 0) out["pinned"] = job.pinned;
   if (!job.run_queue.empty()) out["run_queue"] = job.run_queue;
@@ -25,6 +27,8 @@ RunJobMessage RunJobMessageFromJson(const nlohmann::json& j) {
   job.results_queue = j.at("results_queue").get<std::string>();
   job.task_id = j.at("task_id").get<std::string>();
   job.task_name = j.value("task_name", "");
+  job.task_variant = j.value("task_variant", "");
+  job.task_defines = j.value("task_defines", Config{});
   job.sizes = j.value("sizes", "");
   job.settings = EvalSettingsFromJson(j.at("settings"));
   RunRequest request = RunRequestFromJson(j.at("candidate"));

@@ -25,6 +25,10 @@ struct RunJobMessage {
   std::optional<DeviceInfo> target;
   std::string task_id;    // the task bundle's content id (Store::FindTaskBundle)
   std::string task_name;  // for messages
+  // The task's variant ("" none), which the worker applies to the bundle's folder, and its
+  // defines, which a build worker (that reads no task) compiles with.
+  std::string task_variant;
+  Config task_defines;
   std::string sizes;      // the benchmark size set ("" = by device class)
   EvalSettings settings;  // the executor's own, for a candidate that brings none
   Candidate candidate;    // carries its key

@@ -101,8 +101,8 @@ void RunWorker::Fail(const std::string& why) {
 }
 
 RunWorker::OpenJudge& RunWorker::JudgeFor(const RunJobMessage& job) {
-  const std::string key =
-      job.task_id + "|" + job.sizes + "|" + EvalSettingsToJson(job.settings).dump();
+  const std::string key = job.task_id + "." + job.task_variant + "|" + job.sizes + "|" +
+                          EvalSettingsToJson(job.settings).dump();
   {
     std::lock_guard lock(mu_);
     for (auto it = judges_.begin(); it != judges_.end(); ++it) {
@@ -119,7 +119,7 @@ RunWorker::OpenJudge& RunWorker::JudgeFor(const RunJobMessage& job) {
   std::string dir = UnpackTaskBundle(*bundle, options_.cache_dir);
   OpenJudge open;
   open.key = key;
-  open.task = std::make_unique<Task>(FindTask(dir));
+  open.task = std::make_unique<Task>(LoadTask(dir, job.task_variant));
   fmt::print(stderr, "worker {}: starting a judge for {} (sizes '{}') from {}\n", options_.id,
              open.task->name, job.sizes, dir);
   open.judge = factory_(*open.task, job.sizes, job.settings);

@@ -31,6 +31,7 @@ int DTypeCode(DType t) {
     case DType::kI32: return 3;
     case DType::kI64: return 4;
     case DType::kU8: return 5;
+    case DType::kBF16: return 6;
   }
   return 1;
 }

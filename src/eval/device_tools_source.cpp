@@ -72,11 +72,32 @@ INLINE ushort FloatToHalf(float f) {
 
 #define KF_GROUP 256
 
-// The element type: KF_DT 0 f16, 1 f32, 2 f64, 3 i32, 4 i64, 5 u8.
+// bfloat16 (the top half of a float; OpenCL has no type for it) in integer arithmetic, rounding to
+// nearest even as the host's FloatToBFloat16 does, so both give the same bits.
+#if KF_CUDA
+#define AS_FLOAT(x) __uint_as_float(x)
+#define AS_UINT(x) __float_as_uint(x)
+#else
+#define AS_FLOAT(x) as_float(x)
+#define AS_UINT(x) as_uint(x)
+#endif
+INLINE float BFloat16ToFloat(ushort b) { return AS_FLOAT((uint)b << 16); }
+INLINE ushort FloatToBFloat16(float f) {
+  uint x = AS_UINT(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (ushort)((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (ushort)(x >> 16);
+}
+
+// The element type: KF_DT 0 f16, 1 f32, 2 f64, 3 i32, 4 i64, 5 u8, 6 bf16.
 #if KF_DT == 0
 typedef ushort raw_t;
 INLINE real Value(raw_t r) { return (real)HalfToFloat(r); }
 INLINE raw_t FromFloat(float v) { return FloatToHalf(v); }
+#elif KF_DT == 6
+typedef ushort raw_t;
+INLINE real Value(raw_t r) { return (real)BFloat16ToFloat(r); }
+INLINE raw_t FromFloat(float v) { return FloatToBFloat16(v); }
 #elif KF_DT == 1
 typedef uint raw_t;
 #if KF_CUDA
@@ -108,11 +129,11 @@ typedef uchar raw_t;
 INLINE real Value(raw_t r) { return (real)r; }
 INLINE raw_t FromFloat(float v) { return (raw_t)(uint)v; }
 #endif
-#define KF_IS_FLOAT (KF_DT <= 2)
+#define KF_IS_FLOAT (KF_DT <= 2 || KF_DT == 6)
 
 // Element i of a buffer filled with a 32-bit pattern (the poison), read as a raw element.
 INLINE raw_t PoisonRaw(uint pattern, ulong i) {
-#if KF_DT == 0
+#if KF_DT == 0 || KF_DT == 6
   return (raw_t)(pattern >> (16 * (i & 1)));
 #elif KF_DT == 1 || KF_DT == 3
   return pattern;

@@ -46,7 +46,8 @@ Evaluator::Evaluator(Device& device, const Task& task, const CompileCache& cache
                        std::string("the task's ") + role +
                            " kernel cannot declare scratch buffers (only a candidate can)");
     }
-    CompileResult c = CompileCached(device, cache, CompileRequestFor(p->kernel, p->config));
+    CompileResult c =
+        CompileCached(device, cache, CompileRequestFor(p->kernel, p->config, task.defines));
     if (!c.ok)
       throw InputError(
           p->kernel.path, 0, role,
@@ -192,7 +193,8 @@ bool Evaluator::Load(const RunRequest& request, Evaluation& ev, LoadedKernels* l
     compiled = *request.compiled;  // a builder made it
   } else {
     Phase(EvalPhase::kCompile);
-    compiled = CompileCached(device_, cache_, CompileRequestFor(kernel, request.candidate.config));
+    compiled = CompileCached(device_, cache_,
+                             CompileRequestFor(kernel, request.candidate.config, task_.defines));
     Phase(EvalPhase::kHost);
   }
   ev.compile_log = CompileLogFor(compiled.log, kernel.path);

@@ -126,9 +126,10 @@ HostBuffer GenerateInput(const ArgSpec& arg, const Env& sizes_env, uint64_t seed
 
 uint32_t PoisonPattern(DType dtype) {
   switch (dtype) {
-    case DType::kF16: return 0x7E5A7E5Au;  // two quiet NaN halves
-    case DType::kF32: return 0x7FC0DEADu;  // a quiet NaN
-    case DType::kF64: return 0x7FF8DEADu;  // low/high words form NaN with the high one
+    case DType::kF16: return 0x7E5A7E5Au;   // two quiet NaN halves
+    case DType::kBF16: return 0x7FDA7FDAu;  // two quiet NaN bfloat16s
+    case DType::kF32: return 0x7FC0DEADu;   // a quiet NaN
+    case DType::kF64: return 0x7FF8DEADu;   // low/high words form NaN with the high one
     default: return 0xDEADBEEFu;
   }
 }

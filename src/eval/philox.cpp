@@ -70,6 +70,11 @@ HostBuffer DrawOnHost(DType dtype, size_t count, InitSpec::Kind kind, double a, 
         std::memcpy(h.bytes.data() + 2 * i, &half, 2);
         break;
       }
+      case DType::kBF16: {
+        uint16_t bf = FloatToBFloat16(v);
+        std::memcpy(h.bytes.data() + 2 * i, &bf, 2);
+        break;
+      }
       case DType::kF32: std::memcpy(h.bytes.data() + 4 * i, &v, 4); break;
       case DType::kF64: {
         double d = v;

@@ -118,7 +118,7 @@ void DeviceJudge::Take(Candidate candidate, std::optional<CompileResult> built, 
     Run(std::move(candidate), std::nullopt, std::move(done), pinned, generation);
     return;
   }
-  CompileRequest request = CompileRequestFor(candidate.kernel, candidate.config);
+  CompileRequest request = CompileRequestFor(candidate.kernel, candidate.config, task_.defines);
   builder_->Submit(std::move(request), [this, candidate = std::move(candidate),
                                         done = std::move(done), pinned, device,
                                         generation](std::optional<CompileResult> built) mutable {

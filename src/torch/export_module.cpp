@@ -161,7 +161,9 @@ std::string TorchModuleSource(const Task& task, const Kernel& kernel, const Conf
   Env env;
   BindConfig(config, env);
   std::string defines, bound;
-  for (const auto& [k, v] : config) defines += fmt::format("({}, {}), ", Quoted(k), Quoted(v));
+  // The task's own defines (a variant's macros) first, as every compile passes them.
+  for (const auto& [k, v] : CompileRequestFor(kernel, config, task.defines).defines)
+    defines += fmt::format("({}, {}), ", Quoted(k), Quoted(v));
   for (const auto& [k, v] : env.entries())
     bound += fmt::format("{}: {}, ", Quoted(k), PythonNumber(v));
   const std::string task_id = Identifier(task.name);

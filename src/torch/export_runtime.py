@@ -11,7 +11,8 @@ import torch
 import torch.nn as nn
 
 _KF_DTYPES = {"f16": torch.float16, "f32": torch.float32, "f64": torch.float64,
-              "i32": torch.int32, "i64": torch.int64, "u8": torch.uint8}
+              "i32": torch.int32, "i64": torch.int64, "u8": torch.uint8,
+              "bf16": torch.bfloat16}
 _KF_SPEC_HASH = _kf_hashlib.sha256(
     (_KERNEL_SOURCE + repr(_DEFINES) + repr(_ARGS)).encode()).hexdigest()[:12]
 

@@ -64,6 +64,7 @@ RAGGED = [37, 29, 23, 19, 17, 13, 11, 31, 41, 43, 47, 53]
 DTYPES = {
     "torch.float32": "f32",
     "torch.float16": "f16",
+    "torch.bfloat16": "bf16",
     "torch.float64": "f64",
     "torch.int32": "i32",
     "torch.int64": "i64",
@@ -272,7 +273,7 @@ def dtype_name(t, what):
     name = DTYPES.get(str(t.dtype))
     if name is None:
         fail(f"{what} is {str(t.dtype).replace('torch.', '')}, which tasks do not have "
-             "(f16 f32 f64 i32 i64 u8)")
+             "(f16 bf16 f32 f64 i32 i64 u8)")
     return name
 
 

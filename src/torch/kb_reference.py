@@ -48,7 +48,7 @@ import kb_inspect  # noqa: E402  (the problem loader and the ops old PyTorch lac
 EXIT_FAILED = 2
 MODEL_SEED = 1
 TORCH_DTYPES = {"f32": "float32", "f16": "float16", "f64": "float64", "i32": "int32",
-                "i64": "int64", "u8": "uint8"}
+                "i64": "int64", "u8": "uint8", "bf16": "bfloat16"}
 
 
 def setup_torch(allow_tf32):

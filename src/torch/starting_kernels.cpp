@@ -60,6 +60,8 @@ const OpClass* Find(const json& op) {
 }
 
 // The element type in `lang` (CUDA's __half needs cuda_fp16.h, which every .cu template includes).
+// bf16 is never asked for (the inspector offers an op class on f32 data only); its bits would sit
+// in a ushort, OpenCL having no bfloat16 type.
 std::string CType(DType t, Language lang) {
   bool cuda = lang == Language::kCuda;
   switch (t) {
@@ -69,6 +71,7 @@ std::string CType(DType t, Language lang) {
     case DType::kI32: return "int";
     case DType::kI64: return cuda ? "long long" : "long";
     case DType::kU8: return cuda ? "unsigned char" : "uchar";
+    case DType::kBF16: return "ushort";
   }
   return "float";
 }

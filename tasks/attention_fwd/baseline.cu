@@ -5,14 +5,32 @@
 // @grid B * H * S
 // @block 128
 // @constraint D <= 128
+#if KF_BF16
+#include <cuda_bf16.h>  // the attention_fwd.bf16 variant
+typedef __nv_bfloat16 elem_t;
+__device__ inline float ToFloat(elem_t x) {
+  return __bfloat162float(x);
+}
+__device__ inline elem_t FromFloat(float x) {
+  return __float2bfloat16_rn(x);
+}
+#else
 #include <cuda_fp16.h>
+typedef __half elem_t;
+__device__ inline float ToFloat(elem_t x) {
+  return __half2float(x);
+}
+__device__ inline elem_t FromFloat(float x) {
+  return __float2half_rn(x);
+}
+#endif
 
 #define NEG_INF __int_as_float(0xff800000)  // -inf (NVRTC has no INFINITY)
 
 #define BLOCK 128
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
-    attention_baseline(const __half* q, const __half* k, const __half* v, __half* o, int B, int H,
+    attention_baseline(const elem_t* q, const elem_t* k, const elem_t* v, elem_t* o, int B, int H,
                        int S, int D, float scale) {
   __shared__ float qs[BLOCK];        // the query row
   __shared__ float p[BLOCK];         // the chunk's probabilities
@@ -21,7 +39,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
   const int t = threadIdx.x;
   const int i = (int)(row % S);
   const long long head = (row - i) * D;
-  qs[t] = t < D ? __half2float(q[row * D + t]) : 0.0f;
+  qs[t] = t < D ? ToFloat(q[row * D + t]) : 0.0f;
   __syncthreads();
 
   float m = NEG_INF, l = 0.0f, acc = 0.0f;  // thread t owns output dim t
@@ -30,7 +48,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     float s = NEG_INF;
     if (j <= i) {
       s = 0.0f;
-      for (int d = 0; d < D; ++d) s += qs[d] * __half2float(k[head + (long long)j * D + d]);
+      for (int d = 0; d < D; ++d) s += qs[d] * ToFloat(k[head + (long long)j * D + d]);
       s *= scale;
     }
     red[t] = s;
@@ -55,11 +73,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK)
     if (t < D) {
       const int n = min(BLOCK, i + 1 - c);
       float a = 0.0f;
-      for (int jj = 0; jj < n; ++jj)
-        a += p[jj] * __half2float(v[head + (long long)(c + jj) * D + t]);
+      for (int jj = 0; jj < n; ++jj) a += p[jj] * ToFloat(v[head + (long long)(c + jj) * D + t]);
       acc = acc * alpha + a;
     }
     __syncthreads();  // p and red are rewritten by the next chunk
   }
-  if (t < D) o[row * D + t] = __float2half_rn(acc / l);
+  if (t < D) o[row * D + t] = FromFloat(acc / l);
 }

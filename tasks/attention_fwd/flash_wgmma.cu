@@ -4,7 +4,8 @@
 // signalled through mbarriers as in gemm_wgmma_ws), and gives its registers up (setmaxnreg 40).
 // Warpgroups 1 and 2 are consumers (setmaxnreg 232), each owning 64 query rows: S = Q K^T on
 // wgmma.m64nBLOCK_Nk16 with both operands in shared memory, the online softmax in registers (base
-// 2, the scale folded into log2(e)), P rounded once to fp16 and fed to O += P V on
+// 2, the scale folded into log2(e)), P rounded once to fp16 (bf16 under KF_BF16, the
+// attention_fwd.bf16 variant) and fed to O += P V on
 // wgmma.m64n128k16 straight from registers (wgmma's A operand may be registers), O in fp32
 // registers until the end. K and V have their own barriers (full_k/full_v: the producer's copies
 // landed; empty_k/empty_v: the 8 consumer warps are done reading), so a K tile goes back as soon
@@ -58,7 +59,37 @@
 // @param OVERLAP in [1, 0] default 1
 // @constraint D <= 128
 // @constraint STAGES * BLOCK_N * 512 + 32768 + 2048 <= local_mem_bytes
+// The element type: fp16, or bf16 under KF_BF16 (the attention_fwd.bf16 variant), with its
+// wgmma operand type and its conversions from fp32 (P is rounded to it before P V).
+#if KF_BF16
+#include <cuda_bf16.h>
+typedef __nv_bfloat16 elem_t;
+typedef __nv_bfloat162 elem2_t;
+#define ELEM_PTX "bf16"
+__device__ __forceinline__ unsigned short elem_bits(elem_t x) {
+  return __bfloat16_as_ushort(x);
+}
+__device__ __forceinline__ elem_t elem_rn(float x) {
+  return __float2bfloat16_rn(x);
+}
+__device__ __forceinline__ elem2_t elem2_rn(float x, float y) {
+  return __floats2bfloat162_rn(x, y);
+}
+#else
 #include <cuda_fp16.h>
+typedef __half elem_t;
+typedef __half2 elem2_t;
+#define ELEM_PTX "f16"
+__device__ __forceinline__ unsigned short elem_bits(elem_t x) {
+  return __half_as_ushort(x);
+}
+__device__ __forceinline__ elem_t elem_rn(float x) {
+  return __float2half_rn(x);
+}
+__device__ __forceinline__ elem2_t elem2_rn(float x, float y) {
+  return __floats2half2_rn(x, y);
+}
+#endif
 
 #define NEG_INF __int_as_float(0xff800000)  // -inf (NVRTC has no INFINITY)
 
@@ -172,7 +203,8 @@ __device__ __forceinline__ void wgmma_qk(float* d, unsigned long long da, unsign
       "{\n"
       ".reg .pred p;\n"
       "setp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." ELEM_PTX "." ELEM_PTX
+      " {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
       "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
       "}, %32, %33, p, 1, 1, 0, 0;\n"
@@ -193,7 +225,8 @@ __device__ __forceinline__ void wgmma_qk(float* d, unsigned long long da, unsign
       "{\n"
       ".reg .pred p;\n"
       "setp.ne.b32 p, %50, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n96k16.f32.f16.f16 {"
+      "wgmma.mma_async.sync.aligned.m64n96k16.f32." ELEM_PTX "." ELEM_PTX
+      " {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
       "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "
       "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47"
@@ -217,7 +250,8 @@ __device__ __forceinline__ void wgmma_qk(float* d, unsigned long long da, unsign
       "{\n"
       ".reg .pred p;\n"
       "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." ELEM_PTX "." ELEM_PTX
+      " {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
       "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "
       "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "
@@ -245,7 +279,8 @@ __device__ __forceinline__ void wgmma_pv(float* d, const unsigned* a, unsigned l
       "{\n"
       ".reg .pred p;\n"
       "setp.ne.b32 p, %69, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." ELEM_PTX "." ELEM_PTX
+      " {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "
       "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, "
       "%38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, "
@@ -266,17 +301,17 @@ __device__ __forceinline__ void wgmma_pv(float* d, const unsigned* a, unsigned l
 }
 
 __device__ __forceinline__ unsigned pack2(float lo, float hi) {  // lo: the lower 16 bits
-  const __half2 h = __floats2half2_rn(lo, hi);
+  const elem2_t h = elem2_rn(lo, hi);
   return *reinterpret_cast<const unsigned*>(&h);
 }
 
 // Eight halves of a row, zeros past `left` valid elements, as one 16-byte word.
-__device__ __forceinline__ uint4 gather8(const __half* src, int left) {
+__device__ __forceinline__ uint4 gather8(const elem_t* src, int left) {
   unsigned w[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const unsigned lo = 2 * i < left ? __half_as_ushort(src[2 * i]) : 0u;
-    const unsigned hi = 2 * i + 1 < left ? __half_as_ushort(src[2 * i + 1]) : 0u;
+    const unsigned lo = 2 * i < left ? elem_bits(src[2 * i]) : 0u;
+    const unsigned hi = 2 * i + 1 < left ? elem_bits(src[2 * i + 1]) : 0u;
     w[i] = lo | (hi << 16);
   }
   return make_uint4(w[0], w[1], w[2], w[3]);
@@ -288,7 +323,7 @@ __device__ __forceinline__ uint4 gather8(const __half* src, int left) {
 // touches has the same row % 8, hence one swizzle phase. Then one arrival on `bar`: when the
 // copies have landed (cp.async) or now (plain stores, released by the arrival).
 template <int ROWS>
-__device__ __forceinline__ void load_rows(unsigned dst, const __half* __restrict__ src, int row0,
+__device__ __forceinline__ void load_rows(unsigned dst, const elem_t* __restrict__ src, int row0,
                                           int S, int D, bool vec, int tid, unsigned bar) {
   const int r0 = tid >> 4, chunk = tid & 15, d = chunk * 8;
   const unsigned off = (chunk >> 3) * (ROWS * 128) + r0 * 128 + (((chunk & 7) ^ (r0 & 7)) << 4);
@@ -408,8 +443,8 @@ __device__ __forceinline__ void issue_pv(float* o, unsigned* p, unsigned vst) {
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1)
-    flash_wgmma(const __half* __restrict__ q, const __half* __restrict__ k,
-                const __half* __restrict__ v, __half* __restrict__ o, int B, int H, int S, int D,
+    flash_wgmma(const elem_t* __restrict__ q, const elem_t* __restrict__ k,
+                const elem_t* __restrict__ v, elem_t* __restrict__ o, int B, int H, int S, int D,
                 float scale) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // The swizzle repeats from 1024-byte boundaries: round the base up (@shared has 1 KB to spare).
@@ -588,13 +623,13 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     const int r = r0 + (hi ? 8 : 0), d = 8 * (j >> 2) + 2 * t4;
     if (r >= S || d >= D) continue;
     const float inv = hi ? inv1 : inv0;
-    __half* dst = o + head + (long long)r * D + d;
+    elem_t* dst = o + head + (long long)r * D + d;
     const float x = oacc[j] * inv, y = oacc[j + 1] * inv;
     if ((D & 1) == 0) {
-      *reinterpret_cast<__half2*>(dst) = __floats2half2_rn(x, y);
+      *reinterpret_cast<elem2_t*>(dst) = elem2_rn(x, y);
     } else {
-      dst[0] = __float2half_rn(x);
-      if (d + 1 < D) dst[1] = __float2half_rn(y);
+      dst[0] = elem_rn(x);
+      if (d + 1 < D) dst[1] = elem_rn(y);
     }
   }
 }

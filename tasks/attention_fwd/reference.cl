@@ -5,8 +5,26 @@
 // @block 64
 // @constraint D <= 128
 
-__kernel void attention_reference(__global const half* q, __global const half* k,
-                                  __global const half* v, __global half* o, int B, int H, int S,
+#if KF_BF16
+// OpenCL has no bfloat16 (the attention_fwd.bf16 variant): its bits sit in a ushort, widened by a
+// shift and narrowed to nearest even (a NaN kept a NaN).
+typedef ushort elem_t;
+float LoadElem(long i, __global const ushort* p) {
+  return as_float((uint)p[i] << 16);
+}
+void StoreElem(float f, long i, __global ushort* p) {
+  uint x = as_uint(f);
+  p[i] = (x & 0x7fffffffu) > 0x7f800000u ? (ushort)((x >> 16) | 0x40u)
+                                         : (ushort)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+#else
+typedef half elem_t;
+#define LoadElem(i, p) vload_half(i, p)
+#define StoreElem(f, i, p) vstore_half_rte(f, i, p)
+#endif
+
+__kernel void attention_reference(__global const elem_t* q, __global const elem_t* k,
+                                  __global const elem_t* v, __global elem_t* o, int B, int H, int S,
                                   int D, float scale) {
   const long row = get_global_id(0);  // (b * H + h) * S + i
   if (row >= (long)B * H * S) return;
@@ -17,7 +35,7 @@ __kernel void attention_reference(__global const half* q, __global const half* k
   float m = -INFINITY;
   for (int j = 0; j <= i; ++j) {
     float s = 0.0f;
-    for (int d = 0; d < D; ++d) s += vload_half(qi + d, q) * vload_half(head + (long)j * D + d, k);
+    for (int d = 0; d < D; ++d) s += LoadElem(qi + d, q) * LoadElem(head + (long)j * D + d, k);
     m = fmax(m, s * scale);
   }
 
@@ -25,10 +43,10 @@ __kernel void attention_reference(__global const half* q, __global const half* k
   for (int d = 0; d < D; ++d) acc[d] = 0.0f;
   for (int j = 0; j <= i; ++j) {
     float s = 0.0f;
-    for (int d = 0; d < D; ++d) s += vload_half(qi + d, q) * vload_half(head + (long)j * D + d, k);
+    for (int d = 0; d < D; ++d) s += LoadElem(qi + d, q) * LoadElem(head + (long)j * D + d, k);
     const float p = exp(s * scale - m);
     l += p;
-    for (int d = 0; d < D; ++d) acc[d] += p * vload_half(head + (long)j * D + d, v);
+    for (int d = 0; d < D; ++d) acc[d] += p * LoadElem(head + (long)j * D + d, v);
   }
-  for (int d = 0; d < D; ++d) vstore_half_rte(acc[d] / l, qi + d, o);
+  for (int d = 0; d < D; ++d) StoreElem(acc[d] / l, qi + d, o);
 }

@@ -1,17 +1,35 @@
 // Baseline: a straightforward first kernel, one work-item per output element accumulating in
-// fp32 and rounding once to fp16; work-items along x take consecutive columns.
+// fp32 and rounding once to fp16 (to bf16 under KF_BF16, the gemm_f16.bf16 variant); work-items
+// along x take consecutive columns.
 // @kernel gemm_baseline
 // @grid ceil_div(N, 32), ceil_div(M, BY)
 // @block 32, BY
 // @param BY in [1, 2, 4, 8] default 4
 
-__kernel void gemm_baseline(__global const half* A, __global const half* B, __global half* C, int M,
-                            int N, int K) {
+#if KF_BF16
+// OpenCL has no bfloat16: its bits sit in a ushort, widened by a shift and narrowed to nearest
+// even (a NaN kept a NaN).
+typedef ushort elem_t;
+float LoadElem(long i, __global const ushort* p) {
+  return as_float((uint)p[i] << 16);
+}
+void StoreElem(float f, long i, __global ushort* p) {
+  uint x = as_uint(f);
+  p[i] = (x & 0x7fffffffu) > 0x7f800000u ? (ushort)((x >> 16) | 0x40u)
+                                         : (ushort)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+#else
+typedef half elem_t;
+#define LoadElem(i, p) vload_half(i, p)
+#define StoreElem(f, i, p) vstore_half_rte(f, i, p)
+#endif
+
+__kernel void gemm_baseline(__global const elem_t* A, __global const elem_t* B, __global elem_t* C,
+                            int M, int N, int K) {
   int n = get_global_id(0);
   int m = get_global_id(1);
   if (m >= M || n >= N) return;
   float acc = 0.0f;
-  for (int k = 0; k < K; ++k)
-    acc += vload_half((long)m * K + k, A) * vload_half((long)k * N + n, B);
-  vstore_half_rte(acc, (long)m * N + n, C);
+  for (int k = 0; k < K; ++k) acc += LoadElem((long)m * K + k, A) * LoadElem((long)k * N + n, B);
+  StoreElem(acc, (long)m * N + n, C);
 }

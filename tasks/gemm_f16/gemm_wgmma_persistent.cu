@@ -1,8 +1,8 @@
-// A persistent, warp-specialised Hopper GEMM: a fixed number of blocks (CTAS, one per SM: a
-// block's 384 threads hold nearly all of an SM's 64K registers) walk the tiles of C in a
-// static schedule, tile t, t + gridDim.x, ..., each block keeping its producer and its consumers
-// busy across tile boundaries: the producer fills the ring with the next tile's first K steps
-// while the consumers still store the last tile's C.
+// A persistent, warp-specialised Hopper GEMM (fp16, or bf16 under KF_BF16): a fixed number of
+// blocks (CTAS, one per SM: a block's 384 threads hold nearly all of an SM's 64K registers) walk
+// the tiles of C in a static schedule, tile t, t + gridDim.x, ..., each block keeping its
+// producer and its consumers busy across tile boundaries: the producer fills the ring with the
+// next tile's first K steps while the consumers still store the last tile's C.
 //
 // Roles. A block is three warpgroups (384 threads). Warpgroup 0 is the producer: it copies the
 // A and B tiles of one K step (BK = 64) into a stage of a STAGES-deep ring in dynamic shared
@@ -82,7 +82,37 @@
 // @constraint (BM // 128) * BN <= 256
 // @constraint STAGES * (BM + BN) * 128 + 2048 <= local_mem_bytes
 // @constraint CTAS <= compute_units
+// The element type: fp16, or bf16 under KF_BF16 (the gemm_f16.bf16 variant), with its wgmma
+// operand type and its conversions from fp32 (as gemm_wgmma_ws).
+#if KF_BF16
+#include <cuda_bf16.h>
+typedef __nv_bfloat16 elem_t;
+typedef __nv_bfloat162 elem2_t;
+#define ELEM_PTX "bf16"
+__device__ __forceinline__ unsigned short elem_bits(elem_t x) {
+  return __bfloat16_as_ushort(x);
+}
+__device__ __forceinline__ elem_t elem_rn(float x) {
+  return __float2bfloat16_rn(x);
+}
+__device__ __forceinline__ elem2_t elem2_rn(float x, float y) {
+  return __floats2bfloat162_rn(x, y);
+}
+#else
 #include <cuda_fp16.h>
+typedef __half elem_t;
+typedef __half2 elem2_t;
+#define ELEM_PTX "f16"
+__device__ __forceinline__ unsigned short elem_bits(elem_t x) {
+  return __half_as_ushort(x);
+}
+__device__ __forceinline__ elem_t elem_rn(float x) {
+  return __float2half_rn(x);
+}
+__device__ __forceinline__ elem2_t elem2_rn(float x, float y) {
+  return __floats2half2_rn(x, y);
+}
+#endif
 
 #define BK 64
 #define THREADS 384  // the producer warpgroup, then two consumer warpgroups
@@ -215,7 +245,8 @@ __device__ __forceinline__ void wgmma_tile(float* d, unsigned long long da, unsi
       "{\n"
       ".reg .pred p;\n"
       "setp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." ELEM_PTX "." ELEM_PTX
+      " {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
       "}, %32, %33, p, 1, 1, 0, 1;\n"
@@ -235,7 +266,8 @@ __device__ __forceinline__ void wgmma_tile(float* d, unsigned long long da, unsi
       "{\n"
       ".reg .pred p;\n"
       "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." ELEM_PTX "." ELEM_PTX
+      " {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
       "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
@@ -262,7 +294,8 @@ __device__ __forceinline__ void wgmma_tile(float* d, unsigned long long da, unsi
       "{\n"
       ".reg .pred p;\n"
       "setp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32." ELEM_PTX "." ELEM_PTX
+      " {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
       "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
@@ -299,27 +332,27 @@ __device__ __forceinline__ void wgmma_tile(float* d, unsigned long long da, unsi
 #endif
 
 // Eight halves of a row, zeros past `left` valid elements, as one 16-byte word.
-__device__ __forceinline__ uint4 gather8(const __half* src, int left) {
+__device__ __forceinline__ uint4 gather8(const elem_t* src, int left) {
   unsigned w[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const unsigned lo = 2 * i < left ? __half_as_ushort(src[2 * i]) : 0u;
-    const unsigned hi = 2 * i + 1 < left ? __half_as_ushort(src[2 * i + 1]) : 0u;
+    const unsigned lo = 2 * i < left ? elem_bits(src[2 * i]) : 0u;
+    const unsigned hi = 2 * i + 1 < left ? elem_bits(src[2 * i + 1]) : 0u;
     w[i] = lo | (hi << 16);
   }
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
 // Two horizontally adjacent results of row m, columns n and n + 1 (n even).
-__device__ __forceinline__ void store2(__half* C, int M, int N, bool vec2, int m, int n, float x,
+__device__ __forceinline__ void store2(elem_t* C, int M, int N, bool vec2, int m, int n, float x,
                                        float y) {
   if (m >= M) return;
-  __half* dst = C + (long long)m * N + n;
+  elem_t* dst = C + (long long)m * N + n;
   if (vec2) {
-    if (n < N) *reinterpret_cast<__half2*>(dst) = __floats2half2_rn(x, y);
+    if (n < N) *reinterpret_cast<elem2_t*>(dst) = elem2_rn(x, y);
   } else {
-    if (n < N) dst[0] = __float2half_rn(x);
-    if (n + 1 < N) dst[1] = __float2half_rn(y);
+    if (n < N) dst[0] = elem_rn(x);
+    if (n + 1 < N) dst[1] = elem_rn(y);
   }
 }
 
@@ -335,8 +368,8 @@ __device__ __forceinline__ void tile_origin(int t, int tiles_m, int tiles_n, int
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    gemm_wgmma_persistent(const __half* __restrict__ A, const __half* __restrict__ B,
-                          __half* __restrict__ C, int M, int N, int K) {
+    gemm_wgmma_persistent(const elem_t* __restrict__ A, const elem_t* __restrict__ B,
+                          elem_t* __restrict__ C, int M, int N, int K) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // The swizzle repeats from 1024-byte boundaries: round the base up (@shared has 1 KB to spare).
   const unsigned smem0 = (smem_addr(smem_raw) + 1023u) & ~1023u;

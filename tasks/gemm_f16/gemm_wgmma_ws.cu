@@ -1,6 +1,6 @@
 // gemm_wgmma with warp specialization: a producer warpgroup copies the tiles (cp.async) while two
-// consumer warpgroups multiply them (wgmma.mma_async.m64nNk16, fp16 in, fp32 accumulators, both
-// operands from shared memory through matrix descriptors), handing stages back and forth through
+// consumer warpgroups multiply them (wgmma.mma_async.m64nNk16, fp16 in (bf16 under KF_BF16),
+// fp32 accumulators, both operands from shared memory through matrix descriptors), handing stages back and forth through
 // mbarriers instead of a block-wide barrier per K step.
 // A block of three warpgroups (384 threads) computes a BM x BN tile of C; each consumer
 // warpgroup owns BM/2 rows, as BM/128 wgmma tiles of 64 x BN, and holds them in fp32 registers
@@ -30,7 +30,37 @@
 // @param GROUP_M in [1, 4, 8, 16] default 8
 // @constraint (BM // 128) * BN <= 256
 // @constraint STAGES * (BM + BN) * 128 + 2048 <= local_mem_bytes
+// The element type: fp16, or bf16 under KF_BF16 (the gemm_f16.bf16 variant), with its wgmma
+// operand type and its conversions from fp32.
+#if KF_BF16
+#include <cuda_bf16.h>
+typedef __nv_bfloat16 elem_t;
+typedef __nv_bfloat162 elem2_t;
+#define ELEM_PTX "bf16"
+__device__ __forceinline__ unsigned short elem_bits(elem_t x) {
+  return __bfloat16_as_ushort(x);
+}
+__device__ __forceinline__ elem_t elem_rn(float x) {
+  return __float2bfloat16_rn(x);
+}
+__device__ __forceinline__ elem2_t elem2_rn(float x, float y) {
+  return __floats2bfloat162_rn(x, y);
+}
+#else
 #include <cuda_fp16.h>
+typedef __half elem_t;
+typedef __half2 elem2_t;
+#define ELEM_PTX "f16"
+__device__ __forceinline__ unsigned short elem_bits(elem_t x) {
+  return __half_as_ushort(x);
+}
+__device__ __forceinline__ elem_t elem_rn(float x) {
+  return __float2half_rn(x);
+}
+__device__ __forceinline__ elem2_t elem2_rn(float x, float y) {
+  return __floats2half2_rn(x, y);
+}
+#endif
 
 #define BK 64
 #define THREADS 384  // a producer warpgroup, then two consumer warpgroups
@@ -152,7 +182,8 @@ __device__ __forceinline__ void wgmma_tile(float* d, unsigned long long da, unsi
       "{\n"
       ".reg .pred p;\n"
       "setp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." ELEM_PTX "." ELEM_PTX
+      " {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
       "}, %32, %33, p, 1, 1, 0, 1;\n"
@@ -172,7 +203,8 @@ __device__ __forceinline__ void wgmma_tile(float* d, unsigned long long da, unsi
       "{\n"
       ".reg .pred p;\n"
       "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." ELEM_PTX "." ELEM_PTX
+      " {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
       "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
@@ -199,7 +231,8 @@ __device__ __forceinline__ void wgmma_tile(float* d, unsigned long long da, unsi
       "{\n"
       ".reg .pred p;\n"
       "setp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32." ELEM_PTX "." ELEM_PTX
+      " {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
       "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
@@ -236,33 +269,33 @@ __device__ __forceinline__ void wgmma_tile(float* d, unsigned long long da, unsi
 #endif
 
 // Eight halves of a row, zeros past `left` valid elements, as one 16-byte word.
-__device__ __forceinline__ uint4 gather8(const __half* src, int left) {
+__device__ __forceinline__ uint4 gather8(const elem_t* src, int left) {
   unsigned w[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const unsigned lo = 2 * i < left ? __half_as_ushort(src[2 * i]) : 0u;
-    const unsigned hi = 2 * i + 1 < left ? __half_as_ushort(src[2 * i + 1]) : 0u;
+    const unsigned lo = 2 * i < left ? elem_bits(src[2 * i]) : 0u;
+    const unsigned hi = 2 * i + 1 < left ? elem_bits(src[2 * i + 1]) : 0u;
     w[i] = lo | (hi << 16);
   }
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
 // Two horizontally adjacent results of row m, columns n and n + 1 (n even).
-__device__ __forceinline__ void store2(__half* C, int M, int N, bool vec2, int m, int n, float x,
+__device__ __forceinline__ void store2(elem_t* C, int M, int N, bool vec2, int m, int n, float x,
                                        float y) {
   if (m >= M) return;
-  __half* dst = C + (long long)m * N + n;
+  elem_t* dst = C + (long long)m * N + n;
   if (vec2) {
-    if (n < N) *reinterpret_cast<__half2*>(dst) = __floats2half2_rn(x, y);
+    if (n < N) *reinterpret_cast<elem2_t*>(dst) = elem2_rn(x, y);
   } else {
-    if (n < N) dst[0] = __float2half_rn(x);
-    if (n + 1 < N) dst[1] = __float2half_rn(y);
+    if (n < N) dst[0] = elem_rn(x);
+    if (n + 1 < N) dst[1] = elem_rn(y);
   }
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    gemm_wgmma_ws(const __half* __restrict__ A, const __half* __restrict__ B,
-                  __half* __restrict__ C, int M, int N, int K) {
+    gemm_wgmma_ws(const elem_t* __restrict__ A, const elem_t* __restrict__ B,
+                  elem_t* __restrict__ C, int M, int N, int K) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // The swizzle repeats from 1024-byte boundaries: round the base up (@shared has 1 KB to spare).
   const unsigned smem0 = (smem_addr(smem_raw) + 1023u) & ~1023u;

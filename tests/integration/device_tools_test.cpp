@@ -51,7 +51,7 @@ class DeviceTools_ : public ::testing::TestWithParam<const char*> {
 
 TEST_P(DeviceTools_, InputsDrawnOnTheDeviceAreTheHostsBitForBit) {
   const size_t n = 100003;
-  for (DType t : {DType::kF16, DType::kF32, DType::kF64, DType::kI32}) {
+  for (DType t : {DType::kF16, DType::kBF16, DType::kF32, DType::kF64, DType::kI32}) {
     for (InitSpec::Kind kind : {InitSpec::Kind::kNormal, InitSpec::Kind::kUniform}) {
       double a = kind == InitSpec::Kind::kNormal ? 0.5 : -3.0;
       double b = kind == InitSpec::Kind::kNormal ? 2.0 : 40.0;
@@ -108,7 +108,7 @@ TEST_P(DeviceTools_, RandIntDrawsStayInRange) {
 TEST_P(DeviceTools_, TheDeviceComparisonGivesTheHostComparisonsFigures) {
   const size_t n = 50000;
   Tolerance tol{1e-3, 1e-2, 0};
-  for (DType t : {DType::kF16, DType::kF32, DType::kF64}) {
+  for (DType t : {DType::kF16, DType::kBF16, DType::kF32, DType::kF64}) {
     HostBuffer ref = DrawOnHost(t, n, InitSpec::Kind::kNormal, 0, 1, 5, 0);
     HostBuffer out = ref;
     std::mt19937 rng(3);

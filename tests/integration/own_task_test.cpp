@@ -102,6 +102,23 @@ TEST(OpenCLOwnTask, ASettingThatDiffersBetweenCheckSetsCatchesAHardCodedValue) {
   EXPECT_NE(wrong.json.value("reason", "").find("large_eps"), std::string::npos) << wrong.out;
 }
 
+// Issue 33: a bf16 task (OpenCL holds the bits in ushort). A kernel that rounds to nearest even
+// passes; one that truncates, or that writes fp16 bits, is incorrect.
+TEST(OpenCLOwnTask, ABf16TaskPassesARoundingKernelAndCatchesTruncationAndFp16Bits) {
+  std::string task = std::string(KF_TEST_DATA) + "/tasks/bf16_mul";
+  for (const char* good : {"reference", "baseline"}) {
+    testing::KfResult r = RunKfoundry(fmt::format("eval {} {} --device opencl --json", task, good));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.json.value("status", ""), "ok") << good << ": " << r.out;
+  }
+  for (const char* wrong : {"truncating.cl", "half_bits.cl"}) {
+    testing::KfResult r =
+        RunKfoundry(fmt::format("eval {0} {0}/{1} --device opencl --json", task, wrong));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.json.value("status", ""), "incorrect") << wrong << ": " << r.out;
+  }
+}
+
 // Issue 31: a candidate of two launches sharing a scratch buffer is checked at every check set
 // (ragged ones too) and timed as one; one whose second launch reads a scratch element the first
 // never wrote reads the poison and is caught.

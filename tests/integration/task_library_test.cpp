@@ -38,7 +38,8 @@ class TaskLibrary : public ::testing::TestWithParam<Case> {
   void SetUp() override {
     if (!HasBackend(GetParam().backend))
       GTEST_SKIP() << "no " << GetParam().backend << " device on this machine";
-    task_ = LoadTask(std::string(KF_TASKS) + "/" + GetParam().task);
+    task_ = LoadTask(std::string(KF_TASKS) + "/" +
+                     GetParam().task.substr(0, GetParam().task.find('.')));
   }
   Language language() const {
     return GetParam().backend == "cuda" ? Language::kCuda : Language::kOpenCL;
@@ -82,6 +83,35 @@ TEST_P(TaskLibrary, ShortOptimizeBeatsTheBaseline) {
              r.json["best"]["speedup"].get<double>());
 }
 
+// Issue 33: each variant of a library task (TASK.VARIANT, the task's folder under the variant's
+// types, tolerance and defines) passes eval with its reference, its baseline and each of its own
+// templates. On PoCL the bf16 variants have no templates (the generic ones are wgmma kernels);
+// gemm_f32.tf32 takes the fp32 templates (more precise than it asks) and, on CUDA, the TF32 one.
+const std::vector<std::string> kVariants = {"gemm_f16.bf16", "attention_fwd.bf16", "gemm_f32.tf32"};
+
+class TaskVariant : public TaskLibrary {};
+
+TEST_P(TaskVariant, ReferenceBaselineAndEveryTemplatePassEval) {
+  const Task variant = LoadTask(task_.dir, GetParam().task.substr(GetParam().task.find('.') + 1));
+  ASSERT_EQ(variant.name, GetParam().task);
+  std::vector<std::string> kernels = {"reference", "baseline"};
+  for (const std::string& file : variant.templates.at(language()))
+    kernels.push_back(file.substr(0, file.rfind('.')));
+  for (const std::string& k : kernels) {
+    KfResult r = RunKfoundry(fmt::format("eval {} {} --device {} --json --runs 10", GetParam().task,
+                                         k, GetParam().backend));
+    ASSERT_FALSE(r.json.is_discarded()) << k << ": " << r.err;
+    EXPECT_EQ(r.json["status"], "ok") << k << ": " << r.json.value("reason", "") << r.err;
+    EXPECT_EQ(r.exit_code, 0) << k;
+  }
+  // The fp16 kernel file, named by path, is judged under the variant too: its baseline given as
+  // tasks/TASK/baseline.EXT compiles with KF_BF16 and passes.
+  KfResult r =
+      RunKfoundry(fmt::format("eval {} {}/{} --device {} --json --runs 10", GetParam().task,
+                              task_.dir, task_.baseline.at(language()), GetParam().backend));
+  EXPECT_EQ(r.json.value("status", ""), "ok") << r.out << r.err;
+}
+
 std::vector<Case> Cases(const std::string& backend) {
   std::vector<Case> cases;
   for (const std::string& t : kTasks) cases.push_back({backend, t});
@@ -89,11 +119,22 @@ std::vector<Case> Cases(const std::string& backend) {
 }
 
 std::string Name(const ::testing::TestParamInfo<Case>& info) {
-  return info.param.task;
+  std::string name = info.param.task;
+  for (char& c : name) c = c == '.' ? '_' : c;  // a test name has no '.'
+  return name;
+}
+
+// The variant's task (TaskLibrary loads the folder: the part before the '.').
+std::vector<Case> VariantCases(const std::string& backend) {
+  std::vector<Case> cases;
+  for (const std::string& t : kVariants) cases.push_back({backend, t});
+  return cases;
 }
 
 INSTANTIATE_TEST_SUITE_P(OpenCL, TaskLibrary, ::testing::ValuesIn(Cases("opencl")), Name);
 INSTANTIATE_TEST_SUITE_P(Cuda, TaskLibrary, ::testing::ValuesIn(Cases("cuda")), Name);
+INSTANTIATE_TEST_SUITE_P(OpenCL, TaskVariant, ::testing::ValuesIn(VariantCases("opencl")), Name);
+INSTANTIATE_TEST_SUITE_P(Cuda, TaskVariant, ::testing::ValuesIn(VariantCases("cuda")), Name);
 
 }  // namespace
 }  // namespace kf

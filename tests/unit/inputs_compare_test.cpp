@@ -127,7 +127,7 @@ TEST(Compare, PoisonReadsAsUnwrittenNotAsNaN) {
 }
 
 TEST(Compare, PoisonPatternsAreNaNForEveryFloatType) {
-  for (DType t : {DType::kF16, DType::kF32, DType::kF64}) {
+  for (DType t : {DType::kF16, DType::kBF16, DType::kF32, DType::kF64}) {
     HostBuffer b;
     b.dtype = t;
     b.count = 4;

@@ -182,8 +182,12 @@ TEST(Kernel, SeveralKernelBlocksAreLaunchedInFileOrderWithTheirOwnRules) {
   EXPECT_EQ(ScratchCounts(k, k.ResolveConfig({{"BLOCK", "128"}}), env),
             (std::vector<int64_t>{9, 3}));
   // One compile request names every entry point.
-  EXPECT_EQ(CompileRequestFor(k, config).entries,
+  EXPECT_EQ(CompileRequestFor(k, config, {}).entries,
             (std::vector<std::string>{"scan_chunks", "add_offsets"}));
+  // A task's defines (a variant's macros) come first, then the configuration.
+  CompileRequest with_task = CompileRequestFor(k, {{"BLOCK", "128"}}, {{"KF_BF16", "1"}});
+  EXPECT_EQ(with_task.defines,
+            (std::vector<std::pair<std::string, std::string>>{{"KF_BF16", "1"}, {"BLOCK", "128"}}));
   // Both entry points take the task's arguments, then the scratch buffers.
   EXPECT_NO_THROW(CheckEntryArgs(k, {"x", "y", "R", "C"}, "task 't'"));
   EXPECT_NO_THROW(CheckKernelNames(k, {"R", "C"}, {}));

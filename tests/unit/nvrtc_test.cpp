@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -58,9 +59,16 @@ TEST_F(Nvrtc, SupportsHopper) {
   EXPECT_NE(std::find(archs.begin(), archs.end(), 90), archs.end());
 }
 
+// Every task's CUDA kernels, and each variant's (issue 33) under its defines (a kernel generic over
+// the element type through a variant's macro must build both ways, and differently).
 TEST_F(Nvrtc, CompilesEveryBundledCudaKernelToAnSm90aCubin) {
   std::vector<Task> tasks = BundledTasks();
   ASSERT_FALSE(tasks.empty());
+  std::map<std::string, std::string> base_ptx;  // task dir/file → PTX without a variant
+  int variant_kernels = 0;
+  for (const Task& base : BundledTasks()) {
+    for (const std::string& v : base.variants) tasks.push_back(LoadTask(base.dir, v));
+  }
   for (const Task& t : tasks) {
     SCOPED_TRACE(t.name);
     ASSERT_TRUE(t.reference.count(Language::kCuda)) << t.name << " has no CUDA reference";
@@ -69,11 +77,10 @@ TEST_F(Nvrtc, CompilesEveryBundledCudaKernelToAnSm90aCubin) {
     for (const auto& f : t.templates.at(Language::kCuda)) files.push_back(f);
     for (const auto& f : files) {
       Kernel k = LoadKernelFile(t.PathOf(f));
-      Config c = k.ResolveConfig({});
+      CompileRequest request = CompileRequestFor(k, k.ResolveConfig({}), t.defines);
       std::vector<std::string> entries;  // every launch's, as the executor asks for them
       for (const auto& launch : k.launches) entries.push_back(launch.entry);
-      cuda::NvrtcOutput out =
-          cuda::CompileCuda(*nvrtc_, k.source, entries, {c.begin(), c.end()}, 90);
+      cuda::NvrtcOutput out = cuda::CompileCuda(*nvrtc_, k.source, entries, request.defines, 90);
       ASSERT_TRUE(out.ok) << t.name << "/" << f << ":\n" << out.log;
       ASSERT_GT(out.cubin.size(), 4u);
       EXPECT_EQ(std::memcmp(out.cubin.data(),
@@ -85,8 +92,17 @@ TEST_F(Nvrtc, CompilesEveryBundledCudaKernelToAnSm90aCubin) {
       if (k.source.find("extern \"C\"") != std::string::npos) {
         EXPECT_EQ(out.lowered_names, entries);
       }
+      const std::string key = t.dir + "/" + f;
+      if (t.variant.empty()) {
+        base_ptx[key] = out.ptx;
+      } else if (k.source.find("KF_BF16") != std::string::npos) {
+        ASSERT_TRUE(base_ptx.count(key)) << f << " is the variant's only";
+        EXPECT_NE(out.ptx, base_ptx[key]) << f << " compiled the same under " << t.name;
+        ++variant_kernels;
+      }
     }
   }
+  EXPECT_GE(variant_kernels, 8) << "gemm_f16.bf16's 5 and attention_fwd.bf16's 3";
 }
 
 // The sm_90 templates, which no GPU of this machine can run, build at every configuration their
@@ -209,7 +225,7 @@ TEST_F(NvrtcHopperTemplate, CompilesEveryParameterValueOfTheGemmF32Kernels) {
 // The evaluator's own kernels (eval/device_tools_source.cpp) for every element type, as the
 // executor compiles them on a GPU.
 TEST_F(Nvrtc, CompilesTheEvaluatorsOwnKernelsForEveryElementType) {
-  for (int dt = 0; dt <= 5; ++dt) {
+  for (int dt = 0; dt <= 6; ++dt) {
     cuda::NvrtcOutput out =
         cuda::CompileCuda(*nvrtc_, kDeviceToolsSource, {"kf_random"},
                           {{"KF_CUDA", "1"}, {"KF_DT", std::to_string(dt)}}, 90);

@@ -109,6 +109,11 @@ TEST(TorchImport, ToleranceByDTypeAndCostOfEveryTensor) {
   Task f16 = Load(Inspection(), "f16");
   tol = f16.tolerance.At(f16.BenchSizes("", "gpu").sizes);
   EXPECT_DOUBLE_EQ(tol.rtol, 1e-2);
+  // bf16 (torch.bfloat16): the type carried into the task, and a tolerance wider than fp16's.
+  Task bf16 = Load(Inspection(), "bf16");
+  EXPECT_EQ(bf16.args[0].dtype, DType::kBF16);
+  tol = bf16.tolerance.At(bf16.BenchSizes("", "gpu").sizes);
+  EXPECT_DOUBLE_EQ(tol.rtol, 8e-2);
   Env env = SizesEnv(f32.BenchSizes("", "gpu").sizes);
   EXPECT_EQ(f32.min_bytes.Eval(env), 4.0 * 4096 * 1000 + 8 * 4096 + 4 * 1000 + 4 + 4);
   EXPECT_EQ(f16.min_bytes.Eval(env), 2.0 * 4096 * 1000 + 8 * 4096 + 2 * 1000 + 2 + 2);
@@ -132,7 +137,7 @@ TEST(TorchImport, AnswersThatMakeNoTaskAreRefused) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("malformed"), std::string::npos) << e.what();
   }
-  j = json::parse(WithDType(Inspection().dump(), "bf16"));
+  j = json::parse(WithDType(Inspection().dump(), "complex64"));
   EXPECT_THROW(TaskTomlFromInspection(j, "ce", "/p/ce.py", "model.py"), InputError);
 }
 
