@@ -149,7 +149,7 @@ Config ApplyVariant(const TaskReader& r, toml::table& root, const std::string& n
   }
   toml::table v = std::move(*found);
   root.erase("variants");
-  const Config defines = ParseDefines(r, v, "variants." + name + ".defines");
+  Config defines = ParseDefines(r, v, "variants." + name + ".defines");
   for (const char* key : {"description", "precision"}) {
     if (toml::node* n = v.get(key)) MoveInto(root, key, *n);
   }
