@@ -69,7 +69,7 @@ int Tasks(bool json) {
       for (kf::Language l : t.Languages())
         langs += (langs.empty() ? "" : ", ") + std::string(kf::LanguageName(l));
       fmt::print("{:<16} {:<10} [{}]  {}\n", t.name, t.op_class, langs, t.description);
-      for (const std::string& v : t.variants) fmt::print("  {}.{}\n", t.name, v);
+      for (const std::string& v : t.variants) fmt::print("  {}\n", kf::JoinTaskVariant(t.name, v));
     }
     if (tasks.empty())
       fmt::print(stderr,

@@ -100,7 +100,7 @@ std::string TaskArgument(const std::string& name, const std::string& dir,
   } catch (const std::exception&) {
     // not a bundled task: its folder below
   }
-  return variant.empty() ? dir : dir + "." + variant;
+  return JoinTaskVariant(dir, variant);
 }
 
 std::string KernelName(const Kernel& k) {
@@ -415,8 +415,8 @@ PreparedRun PrepareRun(OptimizeArgs a) {
     const std::string& dir = a.settings.task_dir;
     const std::string& variant = a.settings.task_variant;
     if (a.task.empty())
-      a.task = !dir.empty() && fs::is_directory(dir) ? (variant.empty() ? dir : dir + "." + variant)
-                                                     : p.existing->task;
+      a.task =
+          !dir.empty() && fs::is_directory(dir) ? JoinTaskVariant(dir, variant) : p.existing->task;
   }
   Validate(a);
   RunSettings& rs = a.settings;

@@ -11,6 +11,7 @@
 
 #include "core/identity.hpp"
 #include "core/input_error.hpp"
+#include "core/task_library.hpp"
 #include "core/task_reader.hpp"
 #include "core/task_variant.hpp"
 #include "core/toml_file.hpp"
@@ -619,16 +620,11 @@ Task TaskFromRoot(toml::table& root, const std::string& dir, const std::string& 
   Task task = TaskFromTable(root, dir, file);
   task.variants = std::move(variants);
   if (!variant.empty()) {
-    task.name += "." + variant;
+    task.name = JoinTaskVariant(task.name, variant);
     task.variant = variant;
     task.defines = std::move(defines);
   }
   return task;
-}
-
-// A variant is another task made from the same folder: its id is the folder's with the variant.
-std::string VariantId(const std::string& folder_id, const std::string& variant) {
-  return variant.empty() ? folder_id : folder_id + "." + variant;
 }
 
 std::string NormalizedDir(const std::string& dir_in) {
@@ -706,7 +702,7 @@ Task LoadTask(const std::string& dir_in, const std::string& variant) {
     throw InputError(file, 0, "file", "no task.toml in this folder");
   toml::table root = ReadTomlFile(file);
   Task task = TaskFromRoot(root, dir, file, variant);
-  task.id = VariantId(TaskContentId(dir), variant);
+  task.id = JoinTaskVariant(TaskContentId(dir), variant);  // another task of the same folder
   return task;
 }
 
@@ -722,7 +718,7 @@ Task LoadTaskFromText(const std::string& dir_in, std::string_view text,
                      std::string(e.description()));
   }
   Task task = TaskFromRoot(root, dir, file, variant);
-  task.id = VariantId(TaskContentId(dir, text), variant);
+  task.id = JoinTaskVariant(TaskContentId(dir, text), variant);
   return task;
 }
 

@@ -7,7 +7,6 @@
 #include <filesystem>
 
 #include "core/input_error.hpp"
-#include "core/task_variant.hpp"
 
 namespace kf {
 
@@ -24,6 +23,18 @@ std::vector<std::string> TaskSearchDirs() {
   return dirs;
 }
 
+std::pair<std::string, std::string> SplitTaskVariant(const std::string& text) {
+  const size_t slash = text.rfind('/');
+  const size_t start = slash == std::string::npos ? 0 : slash + 1;
+  const size_t dot = text.find('.', start);
+  if (dot == std::string::npos || dot == start || dot + 1 == text.size()) return {text, ""};
+  return {text.substr(0, dot), text.substr(dot + 1)};
+}
+
+std::string JoinTaskVariant(const std::string& base, const std::string& variant) {
+  return variant.empty() ? base : base + "." + variant;
+}
+
 Task FindTask(const std::string& name_or_path) {
   if (fs::exists(fs::path(name_or_path) / "task.toml")) return LoadTask(name_or_path);
   // TASK.VARIANT: the task (a folder or a bundled name) made as its variant.
@@ -38,7 +49,7 @@ Task FindTask(const std::string& name_or_path) {
   std::string names;
   for (const Task& t : BundledTasks()) {
     names += " " + t.name;
-    for (const std::string& v : t.variants) names += " " + t.name + "." + v;
+    for (const std::string& v : t.variants) names += " " + JoinTaskVariant(t.name, v);
   }
   throw InputError(name_or_path, 0, "TASK",
                    "not a folder with task.toml, nor a bundled task (bundled:" +

@@ -4,17 +4,7 @@
 
 #include "core/dtype.hpp"
 
-namespace kf {
-
-std::pair<std::string, std::string> SplitTaskVariant(const std::string& text) {
-  const size_t slash = text.rfind('/');
-  const size_t start = slash == std::string::npos ? 0 : slash + 1;
-  const size_t dot = text.find('.', start);
-  if (dot == std::string::npos || dot == start || dot + 1 == text.size()) return {text, ""};
-  return {text.substr(0, dot), text.substr(dot + 1)};
-}
-
-namespace task_reader {
+namespace kf::task_reader {
 
 namespace {
 
@@ -174,5 +164,4 @@ Config ApplyVariant(const TaskReader& r, toml::table& root, const std::string& n
   return defines;
 }
 
-}  // namespace task_reader
-}  // namespace kf
+}  // namespace kf::task_reader

@@ -4,7 +4,7 @@
 // (its precision, argument types, tolerance fields, template lists, description), so every check
 // of task.toml applies to the variant as written and its errors name the variant's own lines; its
 // `defines` are macros every kernel of the variant is compiled with. Internal to the task loader
-// (core/task.cpp) but for SplitTaskVariant.
+// (core/task.cpp); the TASK.VARIANT names are core/task_library.hpp's.
 
 #include <toml++/toml.h>
 
@@ -16,10 +16,6 @@
 #include "core/task_reader.hpp"
 
 namespace kf {
-
-// "gemm_f16.bf16" → {"gemm_f16", "bf16"}; a folder too ("tasks/gemm_f16.bf16"): the variant is
-// what follows the first '.' of the last path component. {text, ""} when there is none.
-std::pair<std::string, std::string> SplitTaskVariant(const std::string& text);
 
 namespace task_reader {
 

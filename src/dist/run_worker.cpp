@@ -101,7 +101,7 @@ void RunWorker::Fail(const std::string& why) {
 }
 
 RunWorker::OpenJudge& RunWorker::JudgeFor(const RunJobMessage& job) {
-  const std::string key = job.task_id + "." + job.task_variant + "|" + job.sizes + "|" +
+  const std::string key = JoinTaskVariant(job.task_id, job.task_variant) + "|" + job.sizes + "|" +
                           EvalSettingsToJson(job.settings).dump();
   {
     std::lock_guard lock(mu_);

@@ -23,17 +23,20 @@ using nlohmann::json;
 
 namespace {
 
-// Tolerances by the narrowest floating type among the inputs and outputs: fp32 is compared with a
-// reference run with TF32 off, fp16 with half's precision, bf16 eight times fp16's (8 bits of
-// mantissa against 11).
-constexpr double kTolF32 = 1e-4, kTolF16 = 1e-2, kTolBF16 = 8e-2;
-
-// The narrowest floating type seen so far: none (fp32 or wider), fp16, then bf16.
-enum class Narrowest { kF32, kF16, kBF16 };
-Narrowest Narrower(Narrowest seen, DType t) {
-  if (t == DType::kBF16) return Narrowest::kBF16;
-  if (t == DType::kF16 && seen == Narrowest::kF32) return Narrowest::kF16;
-  return seen;
+// The tolerance a tensor's type asks for, and what it is: fp32 (or wider, or integers) compared
+// with a reference run with TF32 off, fp16 with half's precision, bf16 eight times fp16's (8 bits
+// of mantissa against 11). A task takes its narrowest type's (the largest tolerance).
+struct TypeTolerance {
+  double tol;
+  const char* what;
+};
+TypeTolerance ToleranceOf(DType t) {
+  if (t == DType::kBF16) return {8e-2, "bf16 data"};
+  if (t == DType::kF16) return {1e-2, "fp16 data"};
+  return {1e-4, "fp32 data, against a reference run with TF32 off"};
+}
+TypeTolerance Looser(TypeTolerance a, TypeTolerance b) {
+  return b.tol > a.tol ? b : a;
 }
 // A parameter the module initialises to a constant (LayerNorm's weight of ones, a bias of zeros)
 // is drawn within this distance of it instead, so a kernel that ignores it fails.
@@ -176,7 +179,7 @@ std::string TaskTomlFromInspection(const json& j, const std::string& name,
 
     std::vector<Tensor> tensors;
     size_t inputs = 0, outputs = 0;
-    Narrowest narrowest = Narrowest::kF32;
+    TypeTolerance tolerance = ToleranceOf(DType::kF32);
     for (const json& in : j.at("inputs")) {
       Tensor t{in.at("name").get<std::string>(), DTypeOf(problem, in),
                in.at("shape").get<std::vector<std::string>>(), "", ""};
@@ -185,7 +188,7 @@ std::string TaskTomlFromInspection(const json& j, const std::string& name,
         t.comment =
             fmt::format("get_inputs() element {}: torch.{}", inputs,
                         in.at("dist").at("kind").get<std::string>() == "normal" ? "randn" : "rand");
-      narrowest = Narrower(narrowest, t.dtype);
+      tolerance = Looser(tolerance, ToleranceOf(t.dtype));
       tensors.push_back(std::move(t));
       ++inputs;
     }
@@ -199,7 +202,7 @@ std::string TaskTomlFromInspection(const json& j, const std::string& name,
       Tensor t{o.at("name").get<std::string>(), DTypeOf(problem, o),
                o.at("shape").get<std::vector<std::string>>(), "", ""};
       t.comment = fmt::format("forward's output {}", outputs++);
-      narrowest = Narrower(narrowest, t.dtype);
+      tolerance = Looser(tolerance, ToleranceOf(t.dtype));
       tensors.push_back(std::move(t));
     }
     MakeNamesUnique(tensors, sizes);
@@ -250,13 +253,8 @@ std::string TaskTomlFromInspection(const json& j, const std::string& name,
     WriteSizeSet(out, "bench", "problem", "gpu", sizes, sets.at("bench"));
     WriteSizeSet(out, "bench", "cpu", "cpu", sizes, sets.at("cpu"));
 
-    const double tol = narrowest == Narrowest::kBF16  ? kTolBF16
-                       : narrowest == Narrowest::kF16 ? kTolF16
-                                                      : kTolF32;
-    out << "\n[tolerance]\n# "
-        << (narrowest == Narrowest::kBF16  ? "bf16 data"
-            : narrowest == Narrowest::kF16 ? "fp16 data"
-                                           : "fp32 data, against a reference run with TF32 off")
+    const double tol = tolerance.tol;
+    out << "\n[tolerance]\n# " << tolerance.what
         << ". Every element within atol + rtol * |ref| (torch.allclose's rule,\n"
         << "# as KernelBench checks); the share past 1% relative error is not limited: an output "
            "near zero\n# (a normalised value, a sum that cancels) passes allclose with a large "
